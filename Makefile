@@ -1,0 +1,54 @@
+# Two promises: `make book` builds the HTML book, `make test` runs every test.
+# Both create the virtual environment and install the pinned requirements first.
+
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+HTML   := _build/html
+NB     ?= notebooks/*.ipynb
+PORT   ?= 8000
+
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export MPLBACKEND := Agg
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+BOOK_BUILD := jupyter-book build . -W -n --keep-going
+NBVAL      := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
+
+.PHONY: all venv book test unit browser execute serve clean screenshots student dist pageweight
+
+all: book
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+book: $(STAMP)
+	$(BOOK_BUILD)
+	@echo "The book is at $(CURDIR)/$(HTML)/index.html"
+
+## test: unit tests, doctests, property tests and strict nbval in one pytest run,
+## then the strict book build, then the browser tests against the built site.
+test: $(STAMP)
+	$(PY) -m pytest -m "not browser" lib tests notebooks $(NBVAL)
+	$(BOOK_BUILD)
+	$(PY) -m pytest -m browser tests
+
+unit: $(STAMP)
+	$(PY) -m pytest -m "not browser" lib tests
+
+browser: $(STAMP)
+	$(PY) -m pytest -m browser tests
+
+execute: $(STAMP)
+	$(PY) -m tools.execute $(NB)
+
+serve: $(STAMP)
+	$(PY) -m http.server --bind 127.0.0.1 --directory $(HTML) $(PORT)
+
+clean:
+	rm -rf _build .pytest_cache .hypothesis .jupyter_cache

@@ -1,0 +1,1 @@
+"""Maintenance scripts of the book (execution, student notebooks, screenshots)."""
