@@ -52,3 +52,16 @@ serve: $(STAMP)
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis .jupyter_cache
+
+## Extras for readers and teachers.
+screenshots: $(STAMP)
+	$(PY) -m tools.screenshots $(HTML) _build/screenshots
+
+pageweight: $(STAMP)
+	$(PY) -m tools.pageweight $(HTML)
+
+student: $(STAMP)
+	$(PY) -m tools.student notebooks _build/student
+
+dist: $(STAMP) book student
+	$(PY) -m tools.dist _build/dist
