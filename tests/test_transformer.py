@@ -1,0 +1,170 @@
+"""Tests for lib.transformer: published sizes, per-token communication, TP degrees."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from lib import transformer as tr
+from lib.units import GB, MB, s, us
+
+# Published totals, written down from the model cards / papers, not from the code.
+# (name, published parameters, where it is published)
+PUBLISHED = {
+    "llama-2-7b": 6.74e9,     # Llama-2-7b model card: 6.74B (7B class)
+    "llama-2-13b": 13.0e9,    # Llama-2-13b model card: 13.0B
+    "llama-2-70b": 69.0e9,    # Llama-2-70b model card: 69.0B (70B class)
+    "llama-3-8b": 8.03e9,     # Meta-Llama-3-8B model card: 8.03B
+    "llama-3-70b": 70.6e9,    # Meta-Llama-3-70B model card: 70.6B
+    "mistral-7b": 7.24e9,     # Mistral-7B-v0.1 model card: 7.24B ("7.3B" in the announcement)
+    "mixtral-8x7b": 46.7e9,   # Mixtral announcement: 46.7B total, 12.9B per token
+    "qwen2-7b": 7.62e9,       # Qwen2-7B model card: 7.62B
+    "qwen2-72b": 72.71e9,     # Qwen2-72B model card: 72.71B
+}
+
+
+def test_at_least_six_presets_each_with_a_source():
+    assert len(tr.PRESETS) >= 6
+    bib = open("references.bib", encoding="utf-8").read()
+    for config in tr.PRESETS.values():
+        assert config.source and "@" not in config.source
+        assert "{" + config.source + "," in bib
+        assert config.source_note
+
+
+@pytest.mark.parametrize("key", sorted(PUBLISHED))
+def test_parameter_count_within_two_percent_of_published(key):
+    counted = tr.parameter_count(tr.PRESETS[key])
+    assert abs(counted - PUBLISHED[key]) / PUBLISHED[key] < 0.02
+
+
+def test_every_preset_has_a_published_total():
+    assert set(tr.PRESETS) == set(PUBLISHED)
+
+
+def test_mixtral_active_parameters_match_published():
+    active = tr.active_parameter_count(tr.PRESETS["mixtral-8x7b"])
+    assert abs(active - 12.9e9) / 12.9e9 < 0.02
+
+
+def test_dense_active_equals_total():
+    config = tr.PRESETS["llama-3-8b"]
+    assert tr.active_parameter_count(config) == tr.parameter_count(config)
+
+
+def test_parameter_count_by_hand_for_a_tiny_model():
+    config = tr.ModelConfig("tiny", layers=2, hidden=8, heads=2, kv_heads=1, ffn_hidden=16, vocab=10)
+    # per layer: q 8x8, k 8x4, v 8x4, o 8x8 = 192; mlp 3*8*16 = 384; norms 16 -> 592
+    # embeddings 2 * 10 * 8 = 160; final norm 8
+    assert tr.parameter_count(config) == 2 * 592 + 160 + 8
+
+
+def test_article_worked_example():
+    assert tr.tp_bytes_per_collective(8192, 2, 1, 4) == 2 * 0.75 * 8192 * 2 == 24_576
+    cost = tr.tp_comm_per_token(tr.PRESETS["llama-2-70b"], devices=4, batch=1, bytes_per_element=2,
+                                latency=5 * us, bandwidth=400 * GB / s)
+    assert cost.collectives == 160
+    assert cost.bytes == 160 * 24_576
+    assert abs(cost.bytes / MB - 3.9) < 0.05
+    assert abs(cost.transfer_time / us - 10) < 0.5
+    assert math.isclose(cost.latency_time, 800 * us)
+    assert math.isclose(cost.total_time, cost.latency_time + cost.transfer_time)
+
+
+def test_crossover_batch_balances_the_two_terms():
+    config = tr.PRESETS["llama-2-70b"]
+    batch = tr.tp_crossover_batch(config.hidden, 2, 4, 5 * us, 400 * GB / s)
+    per_collective_transfer = tr.tp_bytes_per_collective(config.hidden, 2, 1, 4) * batch / (400 * GB / s)
+    assert math.isclose(per_collective_transfer, 5 * us)
+    assert tr.tp_crossover_batch(8192, 2, 1, 5 * us, 400 * GB / s) == math.inf
+
+
+@given(st.integers(1, 64), st.integers(1, 16), st.sampled_from([1, 2, 4]))
+def test_comm_grows_linearly_with_batch(batch, k, b):
+    config = tr.PRESETS["mistral-7b"]
+    one = tr.tp_comm_per_token(config, k, 1, b, latency=1 * us, bandwidth=100 * GB / s)
+    many = tr.tp_comm_per_token(config, k, batch, b, latency=1 * us, bandwidth=100 * GB / s)
+    assert math.isclose(many.bytes, batch * one.bytes)
+    assert many.latency_time == one.latency_time
+
+
+def test_decode_bound():
+    assert tr.decode_time_bound(100.0, 4, 25.0) == 1.0
+    assert tr.decode_time_bound(100.0, 4, 25.0, communication=0.5) == 1.5
+    np.testing.assert_allclose(tr.decode_time_bound(100.0, np.array([1, 2]), 25.0), [4.0, 2.0])
+
+
+# Hand-checked by listing divisors: Llama-3 8B has 32 heads and 8 KV heads;
+# Qwen2 7B has 28 heads and 4 KV heads; Llama-2 13B has 40 heads and 40 KV heads.
+@pytest.mark.parametrize("key, replicate, expected", [
+    ("llama-3-8b", False, [1, 2, 4, 8]),
+    ("llama-3-8b", True, [1, 2, 4, 8, 16, 32]),
+    ("qwen2-7b", False, [1, 2, 4]),
+    ("qwen2-7b", True, [1, 2, 4, 28]),
+    ("llama-2-13b", False, [1, 2, 4, 5, 8, 10, 20, 40]),
+    ("llama-2-13b", True, [1, 2, 4, 5, 8, 10, 20, 40]),
+    ("llama-2-70b", True, [1, 2, 4, 8, 16, 32, 64]),
+])
+def test_valid_tp_degrees_hand_checked(key, replicate, expected):
+    assert tr.valid_tp_degrees(tr.PRESETS[key], 64, replicate_kv=replicate) == expected
+
+
+def test_valid_tp_degrees_hand_made_config():
+    # 12 heads, 3 KV heads: strict needs K | 12 and K | 3 -> 1, 3.
+    # replicated: K <= 3 must divide 3 -> 1, 3; K > 3 must divide 12 and be a multiple of 3 -> 6, 12.
+    config = tr.ModelConfig("odd", layers=1, hidden=12 * 4, heads=12, kv_heads=3, ffn_hidden=8, vocab=4)
+    assert tr.valid_tp_degrees(config, 16) == [1, 3]
+    assert tr.valid_tp_degrees(config, 16, replicate_kv=True) == [1, 3, 6, 12]
+    assert tr.valid_tp_degrees(config, 5, replicate_kv=True) == [1, 3]
+
+
+@given(st.sampled_from(sorted(tr.PRESETS)), st.integers(1, 128))
+def test_strict_degrees_are_a_subset_of_replicated(key, top):
+    config = tr.PRESETS[key]
+    strict = tr.valid_tp_degrees(config, top)
+    replicated = tr.valid_tp_degrees(config, top, replicate_kv=True)
+    assert set(strict) <= set(replicated)
+    for k in replicated:
+        assert config.heads % k == 0
+
+
+def test_kv_heads_per_device_stops_shrinking():
+    config = tr.PRESETS["llama-2-70b"]
+    assert tr.kv_heads_per_device(config, 8) == 1.0
+    assert tr.kv_heads_per_device(config, 16) == 1.0
+    assert tr.kv_heads_per_device(config, 2) == 4.0
+
+
+def test_shard_efficiency_falls_as_shards_shrink():
+    widths = np.array([8192, 4096, 2048, 1024])
+    eta = tr.shard_efficiency(widths, 1024)
+    assert np.all(np.diff(eta) < 0)
+    assert eta[-1] == 0.5
+
+
+@pytest.mark.parametrize("call", [
+    lambda: tr.tp_bytes_per_collective(8192, 2, 1, 0),
+    lambda: tr.tp_bytes_per_collective(8192, 2, 1.5, 2),
+    lambda: tr.tp_bytes_per_collective(8192, -2, 1, 2),
+    lambda: tr.tp_comm_per_token(tr.PRESETS["llama-3-8b"], 2, latency=-1.0),
+    lambda: tr.tp_comm_per_token(tr.PRESETS["llama-3-8b"], 2, bandwidth=0.0),
+    lambda: tr.decode_time_bound(float("nan"), 1, 1.0),
+    lambda: tr.decode_time_bound(1.0, 2, -1.0),
+    lambda: tr.valid_tp_degrees(tr.PRESETS["llama-3-8b"], 0),
+    lambda: tr.shard_efficiency(0, 1),
+    lambda: tr.ModelConfig("x", layers=0, hidden=8, heads=2, kv_heads=1, ffn_hidden=8, vocab=4),
+    lambda: tr.ModelConfig("x", layers=1, hidden=8, heads=4, kv_heads=3, ffn_hidden=8, vocab=4),
+    lambda: tr.ModelConfig("x", layers=1, hidden=8, heads=2, kv_heads=1, ffn_hidden=8, vocab=4,
+                           experts=2, experts_per_token=3),
+])
+def test_bad_input_raises(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_error_names_the_parameter():
+    with pytest.raises(ValueError, match="devices"):
+        tr.tp_bytes_per_collective(8192, 2, 1, 0)
