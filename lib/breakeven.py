@@ -25,6 +25,8 @@ perfect shards").
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 
 from lib import _checks
@@ -35,6 +37,16 @@ __all__ = ["saving_fraction", "break_even_divisible", "min_bandwidth", "min_effi
 
 def _field(phase: Phase, name: str) -> np.ndarray:
     return np.asarray(getattr(phase, name), dtype=float)
+
+
+def _like_phase(phase: Phase, value: np.ndarray) -> float | np.ndarray:
+    """``value`` broadcast to the shape of the whole sweep held by ``phase``.
+
+    A threshold ignores the field it solves for, but a sweep over that field
+    should still get one answer per point of the grid.
+    """
+    shape = np.broadcast_shapes(*(np.shape(getattr(phase, f.name)) for f in fields(phase)))
+    return _checks.result(np.broadcast_to(value, np.broadcast_shapes(shape, np.shape(value))).copy())
 
 
 def saving_fraction(phase: Phase) -> float | np.ndarray:
@@ -61,7 +73,7 @@ def break_even_divisible(phase: Phase) -> float | np.ndarray:
     cost = np.asarray(phase.communication_time)
     with np.errstate(divide="ignore", invalid="ignore"):
         threshold = np.where(saving > 0, cost / np.where(saving > 0, saving, 1.0), np.inf)
-    return _checks.result(threshold)
+    return _like_phase(phase, threshold)
 
 
 def min_bandwidth(phase: Phase) -> float | np.ndarray:
@@ -74,6 +86,12 @@ def min_bandwidth(phase: Phase) -> float | np.ndarray:
 
     >>> min_bandwidth(Phase(serial=0.0, divisible=1.0, efficiency=1.0, transfers=1, startup=0.6))
     inf
+
+    A sweep over the bandwidth itself gets one (equal) answer per point:
+
+    >>> min_bandwidth(Phase(serial=0.0, divisible=1.0, transfers=1, transfer_bytes=1.0,
+    ...                     bandwidth=np.array([1.0, 2.0])))
+    array([2., 2.])
     """
     margin = _field(phase, "divisible") * np.asarray(saving_fraction(phase)) - (
         _field(phase, "transfers") * _field(phase, "startup")
@@ -81,7 +99,7 @@ def min_bandwidth(phase: Phase) -> float | np.ndarray:
     volume = _field(phase, "transfers") * _field(phase, "transfer_bytes")
     with np.errstate(divide="ignore", invalid="ignore"):
         needed = np.where(volume > 0, volume / np.where(margin > 0, margin, 1.0), 0.0)
-    return _checks.result(np.where(margin > 0, needed, np.inf))
+    return _like_phase(phase, np.where(margin > 0, needed, np.inf))
 
 
 def min_efficiency(phase: Phase) -> float | np.ndarray:
@@ -98,4 +116,4 @@ def min_efficiency(phase: Phase) -> float | np.ndarray:
     margin = divisible - np.asarray(phase.communication_time)
     with np.errstate(divide="ignore", invalid="ignore"):
         needed = divisible / (_field(phase, "devices") * np.where(margin > 0, margin, 1.0))
-    return _checks.result(np.where(margin > 0, needed, np.inf))
+    return _like_phase(phase, np.where(margin > 0, needed, np.inf))
