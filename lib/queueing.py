@@ -1,0 +1,152 @@
+"""A seeded queueing simulation: replicas against one split model.
+
+Introduced in chapter 8 (choosing a split). Requests arrive at random
+(a Poisson stream) and each carries some work: the seconds one device would
+need for it. A pool of ``servers`` identical servers takes them first come,
+first served; a server that is ``speedup`` times faster than one device
+finishes a request in ``work / speedup``. Two replicas are
+``serve(requests, servers=2)``; one model split over the same two devices is
+``serve(requests, servers=1, speedup=s)`` with the split's speedup ``s``
+(at most 2). See Harchol-Balter (2013) for the theory behind the shapes.
+
+>>> reqs = poisson_requests(count=2000, rate=50.0, mean_work=0.02, seed=0)
+>>> two = serve(reqs, servers=2)
+>>> split = serve(reqs, servers=1, speedup=1.6)
+>>> two.completed == split.completed == 2000
+True
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lib import _checks
+
+__all__ = ["Requests", "poisson_requests", "QueueResult", "serve"]
+
+
+@dataclass(frozen=True)
+class Requests:
+    """A stream of requests: arrival times (sorted, s) and work (s on one device)."""
+
+    arrivals: np.ndarray
+    work: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.arrivals.size)
+
+
+def poisson_requests(count: int, rate: float, mean_work: float, seed: int = 0, cv: float = 1.0) -> Requests:
+    """``count`` requests arriving at ``rate`` per second, Poisson, seeded.
+
+    Work per request is gamma distributed with mean ``mean_work`` seconds and
+    coefficient of variation ``cv`` (1: exponential; 0: every request the
+    same; above 1: a few long requests among many short ones).
+
+    >>> r = poisson_requests(5, rate=10.0, mean_work=0.1, seed=1, cv=0.0)
+    >>> len(r), r.work.tolist()
+    (5, [0.1, 0.1, 0.1, 0.1, 0.1])
+    >>> bool(np.all(np.diff(r.arrivals) >= 0))
+    True
+    """
+    n = _checks.count("count", count, minimum=1)
+    if n.ndim != 0:
+        raise ValueError(f"count must be a single whole number, got {count!r}")
+    lam = float(_checks.positive("rate", rate))
+    mean = float(_checks.positive("mean_work", mean_work))
+    spread = float(_checks.nonnegative("cv", cv))
+    if not (math.isfinite(lam) and math.isfinite(mean)):
+        raise ValueError(f"rate and mean_work must be finite, got {rate!r} and {mean_work!r}")
+    rng = np.random.default_rng(seed)
+    arrivals = np.cumsum(rng.exponential(1.0 / lam, int(n)))
+    if spread == 0:
+        work = np.full(int(n), mean)
+    else:
+        shape = 1.0 / spread**2
+        work = rng.gamma(shape, mean / shape, int(n))
+    return Requests(arrivals, work)
+
+
+@dataclass(frozen=True)
+class QueueResult:
+    """What happened to each request in :func:`serve`.
+
+    Attributes
+    ----------
+    arrivals, starts, finishes : numpy.ndarray
+        Seconds, one value per request.
+    servers : int
+    speedup : float
+    """
+
+    arrivals: np.ndarray
+    starts: np.ndarray
+    finishes: np.ndarray
+    servers: int
+    speedup: float
+
+    @property
+    def completed(self) -> int:
+        """Requests that finished (all of them: nothing is lost)."""
+        return int(np.isfinite(self.finishes).sum())
+
+    @property
+    def response(self) -> np.ndarray:
+        """Seconds from arrival to finish, per request."""
+        return self.finishes - self.arrivals
+
+    @property
+    def wait(self) -> np.ndarray:
+        """Seconds spent queueing before service began."""
+        return self.starts - self.arrivals
+
+    @property
+    def mean_response(self) -> float:
+        return float(self.response.mean())
+
+    @property
+    def p99_response(self) -> float:
+        """The 99th percentile of the response time."""
+        return float(np.percentile(self.response, 99))
+
+    @property
+    def utilisation(self) -> float:
+        """Busy share of the servers between the first arrival and the last finish."""
+        busy = (self.finishes - self.starts).sum()
+        return float(busy / (self.servers * (self.finishes.max() - self.arrivals.min())))
+
+
+def serve(requests: Requests, servers: int = 1, speedup: float = 1.0) -> QueueResult:
+    """First come, first served on ``servers`` servers of the given ``speedup``.
+
+    Each request goes to the server that frees up first and takes
+    ``work / speedup`` seconds there.
+
+    >>> r = Requests(np.array([0.0, 0.0, 1.0]), np.array([2.0, 2.0, 2.0]))
+    >>> serve(r, servers=1).finishes.tolist()
+    [2.0, 4.0, 6.0]
+    >>> serve(r, servers=2).finishes.tolist()
+    [2.0, 2.0, 4.0]
+    >>> serve(r, servers=1, speedup=2.0).finishes.tolist()
+    [1.0, 2.0, 3.0]
+    """
+    c = _checks.count("servers", servers, minimum=1)
+    if c.ndim != 0:
+        raise ValueError(f"servers must be a single whole number, got {servers!r}")
+    k = float(_checks.positive("speedup", speedup))
+    if not math.isfinite(k):
+        raise ValueError(f"speedup must be finite, got {speedup!r}")
+    arrivals = np.asarray(requests.arrivals, dtype=float)
+    service = np.asarray(requests.work, dtype=float) / k
+    free = [0.0] * int(c)
+    starts = np.empty_like(arrivals)
+    for i, (arrival, length) in enumerate(zip(arrivals.tolist(), service.tolist())):
+        start = max(arrival, free[0])
+        starts[i] = start
+        heapq.heapreplace(free, start + length)
+    return QueueResult(arrivals, starts, starts + service, int(c), k)

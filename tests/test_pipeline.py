@@ -1,0 +1,143 @@
+"""Tests for lib.pipeline: closed forms against the event simulation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lib import pipeline
+
+stage_counts = st.integers(min_value=1, max_value=8)
+microbatch_counts = st.integers(min_value=1, max_value=40)
+# Times on a 1/8 grid are exact in binary floating point, so sums compare exactly.
+stage_time = st.integers(min_value=1, max_value=80).map(lambda k: k / 8)
+
+
+def test_source_numbers():
+    # (S - 1) / (m + S - 1) worked by hand: 3/4, 3/11, 3/35.
+    assert pipeline.bubble_fraction(4, 1) == 0.75
+    assert math.isclose(pipeline.bubble_fraction(4, 8), 3 / 11)
+    assert math.isclose(pipeline.bubble_fraction(4, 32), 3 / 35)
+    assert round(100 * pipeline.bubble_fraction(4, 8)) == 27
+    assert round(100 * pipeline.bubble_fraction(4, 32), 1) == 8.6
+
+
+def test_broadcasting():
+    m = np.array([1, 8, 32])
+    out = pipeline.bubble_fraction(4, m)
+    assert out.shape == (3,)
+    assert np.allclose(out, 3 / (m + 3))
+
+
+@settings(max_examples=60, deadline=None)
+@given(stage_counts, microbatch_counts, stage_time)
+def test_equal_stages_match_closed_form(s, m, t):
+    schedule = pipeline.simulate_pipeline([t] * s, m)
+    assert schedule.makespan == (m + s - 1) * t
+    assert math.isclose(schedule.bubble_fraction, pipeline.bubble_fraction(s, m), abs_tol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(stage_time, min_size=1, max_size=8), microbatch_counts,
+       st.integers(min_value=0, max_value=8).map(lambda k: k / 8))
+def test_unequal_stages_slowest_sets_rate(times, m, hop):
+    schedule = pipeline.simulate_pipeline(times, m, hop=hop)
+    expected = sum(times) + (m - 1) * max(times) + (len(times) - 1) * hop
+    assert schedule.makespan == expected
+    # A single request crosses every stage and every hop, whatever m is.
+    assert schedule.first_latency == sum(times) + (len(times) - 1) * hop
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(stage_time, min_size=1, max_size=6), st.integers(1, 12),
+       st.integers(1, 3), st.integers(1, 3), st.integers(0, 4).map(lambda k: k / 8))
+def test_schedule_is_feasible(times, m, chunks, tokens, hop):
+    schedule = pipeline.simulate_pipeline(times, m, hop=hop, chunks=chunks, tokens=tokens)
+    s = len(times)
+    # Every task appears once and the work adds up.
+    tasks = [(i.microbatch, i.token, i.chunk * s + d) for d, row in enumerate(schedule.intervals) for i in row]
+    assert len(tasks) == len(set(tasks)) == m * tokens * chunks * s
+    assert math.isclose(sum(schedule.busy_times), m * tokens * sum(times))
+    # No device runs two tasks at once.
+    for row in schedule.intervals:
+        for a, b in zip(row, row[1:]):
+            assert b.start >= a.end - 1e-12
+    # Each microbatch visits chunks in order, with the hop between them.
+    when = {(i.microbatch, i.token, i.chunk * s + d): i for d, row in enumerate(schedule.intervals) for i in row}
+    order = [(r, k) for r in range(tokens) for k in range(chunks * s)]
+    for j in range(m):
+        for prev, nxt in zip(order, order[1:]):
+            assert when[(j, *nxt)].start >= when[(j, *prev)].end + hop - 1e-12
+    assert 0 <= schedule.bubble_fraction < 1
+
+
+@pytest.mark.parametrize("s,v", [(2, 2), (4, 2), (4, 4), (3, 3)])
+@pytest.mark.parametrize("groups", [1, 2, 5])
+def test_interleaved_matches_megatron(s, v, groups):
+    # With m a multiple of S, the ideal time m t plus a bubble of (S - 1) t / v.
+    m, t = groups * s, 1.0
+    schedule = pipeline.simulate_pipeline([t] * s, m, chunks=v)
+    assert math.isclose(schedule.makespan, m * t + (s - 1) * t / v)
+    ratio = (schedule.makespan - m * t) / (m * t)
+    assert math.isclose(ratio, pipeline.bubble_ratio(s, m, v))
+
+
+def test_interleaving_costs_hops():
+    # One microbatch crosses v S - 1 hand-overs instead of S - 1.
+    plain = pipeline.simulate_pipeline([1.0] * 4, 1, hop=0.1)
+    inter = pipeline.simulate_pipeline([1.0] * 4, 1, hop=0.1, chunks=2)
+    assert math.isclose(plain.first_latency, 4 + 3 * 0.1)
+    assert math.isclose(inter.first_latency, 4 + 7 * 0.1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(stage_counts, microbatch_counts, st.integers(1, 4))
+def test_ratio_versus_fraction(s, m, v):
+    ratio = pipeline.bubble_ratio(s, m, v)
+    assert math.isclose(pipeline.bubble_ratio(s, m), (s - 1) / m)
+    if v == 1:
+        # idle / (idle + useful) from idle / useful.
+        assert math.isclose(ratio / (1 + ratio), pipeline.bubble_fraction(s, m))
+    assert ratio <= pipeline.bubble_ratio(s, m) + 1e-15
+
+
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_decode_loop_idle_follows_concurrency(m):
+    # With m < S requests circulating, at most m devices can be busy at once.
+    s, tokens = 4, 200
+    schedule = pipeline.simulate_pipeline([1.0] * s, m, tokens=tokens)
+    # Each token of a request crosses all S stages before the next may start;
+    # request j starts j stage-times after the first.
+    assert math.isclose(schedule.makespan, tokens * s + (m - 1))
+    assert math.isclose(schedule.bubble_fraction, 1 - m * tokens / (tokens * s + m - 1))
+    assert abs(schedule.bubble_fraction - (1 - m / s)) < 0.01
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: pipeline.simulate_pipeline([], 4), "stage_times"),
+    (lambda: pipeline.simulate_pipeline([1.0, -1.0], 4), "stage_times"),
+    (lambda: pipeline.simulate_pipeline([1.0, 0.0], 4), "stage_times"),
+    (lambda: pipeline.simulate_pipeline([1.0, float("nan")], 4), "stage_times"),
+    (lambda: pipeline.simulate_pipeline([1.0], 0), "microbatches"),
+    (lambda: pipeline.simulate_pipeline([1.0], 2.5), "microbatches"),
+    (lambda: pipeline.simulate_pipeline([1.0], 2, hop=-1.0), "hop"),
+    (lambda: pipeline.simulate_pipeline([1.0], 2, chunks=0), "chunks"),
+    (lambda: pipeline.simulate_pipeline([1.0], 2, tokens=1.5), "tokens"),
+    (lambda: pipeline.bubble_fraction(0, 4), "stages"),
+    (lambda: pipeline.bubble_fraction(4, 0), "microbatches"),
+    (lambda: pipeline.bubble_fraction(4, 1.5), "microbatches"),
+    (lambda: pipeline.bubble_ratio(4, 2, chunks=0.5), "chunks"),
+])
+def test_bad_input_names_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_schedule_is_frozen():
+    schedule = pipeline.simulate_pipeline([1.0], 1)
+    with pytest.raises(AttributeError):
+        schedule.microbatches = 2
