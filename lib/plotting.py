@@ -87,3 +87,46 @@ def stacked_bars(ax: Axes, labels: Sequence[str], segments: dict[str, Sequence[f
     ax.invert_yaxis()
     ax.grid(axis="y", visible=False)
     ax.legend(loc="lower right", ncols=len(segments))
+
+
+__all__ += ["MICROBATCH_COLORS", "gantt"]
+
+#: Colours that tell microbatches apart in a Gantt chart (Okabe-Ito order).
+MICROBATCH_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+
+
+def gantt(ax: Axes, schedule, unit: float = 1e-3, unit_name: str = "ms", labels: bool = True) -> None:
+    """Draw a pipeline schedule (from :func:`lib.pipeline.simulate_pipeline`).
+
+    One row per device, top to bottom; each busy interval is a bar coloured
+    by its microbatch (numbered from 1 inside the bar when it is wide enough)
+    and the idle time behind it is a pale hatched band, so the bubble shows
+    as the hatched area. Times are divided by ``unit`` and the x axis is
+    labelled with ``unit_name``.
+
+    >>> from lib.pipeline import simulate_pipeline
+    >>> fig, ax = figure()
+    >>> gantt(ax, simulate_pipeline([1e-3, 1e-3], microbatches=3))
+    >>> len(ax.patches)  # 2 idle bands + 2 devices x 3 microbatches
+    8
+    >>> ax.get_xlabel()
+    'time (ms)'
+    >>> plt.close(fig)
+    """
+    span = schedule.makespan / unit
+    for d, row in enumerate(schedule.intervals):
+        ax.barh(d, span, left=0, height=0.8, color=COLORS["idle"], hatch="///", edgecolor="#BBBBBB",
+                linewidth=0, label="idle" if d == 0 else None)
+        for task in row:
+            left, width = task.start / unit, (task.end - task.start) / unit
+            ax.barh(d, width, left=left, height=0.8, edgecolor="white", linewidth=0.8,
+                    color=MICROBATCH_COLORS[task.microbatch % len(MICROBATCH_COLORS)])
+            if labels and width > 0.025 * span:
+                dark = task.microbatch % len(MICROBATCH_COLORS) in (1, 2, 4, 6)
+                ax.text(left + width / 2, d, str(task.microbatch + 1), ha="center", va="center",
+                        fontsize=8, color="black" if dark else "white")
+    ax.set_yticks(range(schedule.stages), [f"device {d + 1}" for d in range(schedule.stages)])
+    ax.set_ylim(schedule.stages - 0.5, -0.5)
+    ax.set_xlim(0, span)
+    ax.set_xlabel(f"time ({unit_name})")
+    ax.grid(axis="y", visible=False)
