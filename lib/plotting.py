@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-__all__ = ["COLORS", "STYLE", "figure", "stacked_bars"]
+__all__ = ["COLORS", "STYLE", "figure", "stacked_bars", "draw_matrix"]
 
 #: Okabe-Ito colours, named by what they mean throughout the book.
 COLORS = {
@@ -57,8 +57,27 @@ def figure(ncols: int = 1, nrows: int = 1, width: float = 6.4, height: float = 3
     Returns ``(fig, ax)`` where ``ax`` is one Axes or an array of them, as
     :func:`matplotlib.pyplot.subplots` does.
     """
+    _show_as_png_in_notebooks()
     with plt.rc_context(STYLE):
         return plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kwargs)
+
+
+def _show_as_png_in_notebooks() -> None:
+    """Inside a Jupyter kernel, let figures display and ``glue`` as PNG.
+
+    The book runs with ``MPLBACKEND=Agg``, which skips the inline backend
+    that would normally register the PNG formatter; without it a glued
+    figure is stored as the text ``<Figure ...>``. Outside IPython this does
+    nothing.
+    """
+    try:
+        from IPython import get_ipython
+        from IPython.core.pylabtools import select_figure_formats
+    except ImportError:  # pragma: no cover - IPython is in requirements
+        return
+    shell = get_ipython()
+    if shell is not None and hasattr(shell, "kernel"):
+        select_figure_formats(shell, {"png"}, dpi=STYLE["savefig.dpi"])
 
 
 def stacked_bars(ax: Axes, labels: Sequence[str], segments: dict[str, Sequence[float]], unit: str = "ms") -> None:
@@ -87,6 +106,36 @@ def stacked_bars(ax: Axes, labels: Sequence[str], segments: dict[str, Sequence[f
     ax.invert_yaxis()
     ax.grid(axis="y", visible=False)
     ax.legend(loc="lower right", ncols=len(segments))
+
+
+def draw_matrix(ax: Axes, values, x: float, y: float, color: str = "#FFFFFF", title: str | None = None,
+                cell: float = 1.0, text_color: str = "black") -> tuple[float, float]:
+    """Draw a small matrix as a grid of labelled cells; return its (width, height).
+
+    The top-left corner sits at ``(x, y)`` in data coordinates and rows go
+    downwards, so ``y`` is the top edge. Used by chapter 1 to draw a split.
+
+    >>> import numpy as np
+    >>> fig, ax = figure()
+    >>> draw_matrix(ax, np.array([[1, -2, 3]]), 0, 0, title="x")
+    (3.0, 1.0)
+    >>> len(ax.patches)
+    3
+    >>> plt.close(fig)
+    """
+    from matplotlib.patches import Rectangle
+
+    grid = [list(row) for row in (values.tolist() if hasattr(values, "tolist") else values)]
+    rows, cols = len(grid), len(grid[0])
+    for i, row in enumerate(grid):
+        for j, value in enumerate(row):
+            left, bottom = x + j * cell, y - (i + 1) * cell
+            ax.add_patch(Rectangle((left, bottom), cell, cell, facecolor=color, edgecolor="black", linewidth=0.8))
+            ax.text(left + cell / 2, bottom + cell / 2, f"{value:g}", ha="center", va="center",
+                    color=text_color, fontsize=9)
+    if title:
+        ax.text(x + cols * cell / 2, y + 0.15 * cell, title, ha="center", va="bottom", fontsize=9)
+    return float(cols * cell), float(rows * cell)
 
 
 __all__ += ["MICROBATCH_COLORS", "gantt"]
