@@ -14,6 +14,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+import phase_strategies
+
 from lib.breakeven import break_even_divisible, min_bandwidth, min_efficiency, saving_fraction
 from lib.budget import Phase
 from lib.experiment import BASE
@@ -108,18 +110,7 @@ def test_results_are_plain_floats_for_scalars():
 
 # --- properties ------------------------------------------------------------
 
-times = st.floats(min_value=1e-6, max_value=1.0)
-phases = st.builds(
-    Phase,
-    serial=st.floats(min_value=0.0, max_value=1.0),
-    divisible=times,
-    efficiency=st.floats(min_value=0.05, max_value=1.0),
-    transfers=st.integers(min_value=1, max_value=16),
-    startup=st.floats(min_value=0.0, max_value=1e-3),
-    transfer_bytes=st.floats(min_value=1.0, max_value=1e9),
-    bandwidth=st.floats(min_value=1e6, max_value=1e12),
-    devices=st.integers(min_value=1, max_value=16),
-)
+phases = phase_strategies.phases(min_divisible=1e-6, min_transfers=1, min_bytes=1.0)
 margins = st.floats(min_value=1e-3, max_value=10.0)
 
 

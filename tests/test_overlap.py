@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lib.budget import Phase
+import phase_strategies
+
 from lib.experiment import BASE
 from lib.overlap import (
     best_chunks,
@@ -104,17 +105,7 @@ def test_arrays_broadcast_like_scalars():
         assert best[j] == best_chunks(BASE.with_(bandwidth=b))
 
 
-phases = st.builds(
-    Phase,
-    serial=st.floats(min_value=0.0, max_value=1.0),
-    divisible=st.floats(min_value=0.0, max_value=1.0),
-    efficiency=st.floats(min_value=0.05, max_value=1.0),
-    transfers=st.integers(min_value=0, max_value=16),
-    startup=st.floats(min_value=0.0, max_value=1e-3),
-    transfer_bytes=st.floats(min_value=0.0, max_value=1e9),
-    bandwidth=st.floats(min_value=1e6, max_value=1e12),
-    devices=st.integers(min_value=1, max_value=16),
-)
+phases = phase_strategies.phases()
 
 
 @settings(max_examples=300)
