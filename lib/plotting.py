@@ -109,7 +109,7 @@ def stacked_bars(ax: Axes, labels: Sequence[str], segments: dict[str, Sequence[f
 
 
 def draw_matrix(ax: Axes, values, x: float, y: float, color: str = "#FFFFFF", title: str | None = None,
-                cell: float = 1.0, text_color: str = "black") -> tuple[float, float]:
+                cell: float = 1.0, text_color: str = "black", fontsize: float = 9) -> tuple[float, float]:
     """Draw a small matrix as a grid of labelled cells; return its (width, height).
 
     The top-left corner sits at ``(x, y)`` in data coordinates and rows go
@@ -132,9 +132,9 @@ def draw_matrix(ax: Axes, values, x: float, y: float, color: str = "#FFFFFF", ti
             left, bottom = x + j * cell, y - (i + 1) * cell
             ax.add_patch(Rectangle((left, bottom), cell, cell, facecolor=color, edgecolor="black", linewidth=0.8))
             ax.text(left + cell / 2, bottom + cell / 2, f"{value:g}", ha="center", va="center",
-                    color=text_color, fontsize=9)
+                    color=text_color, fontsize=fontsize)
     if title:
-        ax.text(x + cols * cell / 2, y + 0.15 * cell, title, ha="center", va="bottom", fontsize=9)
+        ax.text(x + cols * cell / 2, y + 0.15 * cell, title, ha="center", va="bottom", fontsize=fontsize)
     return float(cols * cell), float(rows * cell)
 
 
