@@ -45,8 +45,8 @@ def poisson_requests(count: int, rate: float, mean_work: float, seed: int = 0, c
     """``count`` requests arriving at ``rate`` per second, Poisson, seeded.
 
     Work per request is gamma distributed with mean ``mean_work`` seconds and
-    coefficient of variation ``cv`` (1: exponential; 0: every request the
-    same; above 1: a few long requests among many short ones).
+    coefficient of variation ``cv`` (1: exponential; 0, or below 1e-6: every
+    request the same; above 1: a few long requests among many short ones).
 
     >>> r = poisson_requests(5, rate=10.0, mean_work=0.1, seed=1, cv=0.0)
     >>> len(r), r.work.tolist()
@@ -64,7 +64,7 @@ def poisson_requests(count: int, rate: float, mean_work: float, seed: int = 0, c
         raise ValueError(f"rate and mean_work must be finite, got {rate!r} and {mean_work!r}")
     rng = np.random.default_rng(seed)
     arrivals = np.cumsum(rng.exponential(1.0 / lam, int(n)))
-    if spread == 0:
+    if spread < 1e-6:  # narrower than that, a gamma is the mean to within rounding
         work = np.full(int(n), mean)
     else:
         shape = 1.0 / spread**2
