@@ -9,7 +9,6 @@ NB     ?= notebooks/*.ipynb
 PORT   ?= 8000
 
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
-export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 BOOK_BUILD := jupyter-book build . -W -n --keep-going

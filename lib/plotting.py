@@ -14,14 +14,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import matplotlib
+import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-__all__ = ["COLORS", "STYLE", "figure", "stacked_bars", "draw_matrix"]
+__all__ = ["COLORS", "MICROBATCH_COLORS", "STYLE", "figure", "stacked_bars", "draw_matrix", "gantt"]
 
 #: Okabe-Ito colours, named by what they mean throughout the book.
 COLORS = {
@@ -57,27 +54,8 @@ def figure(ncols: int = 1, nrows: int = 1, width: float = 6.4, height: float = 3
     Returns ``(fig, ax)`` where ``ax`` is one Axes or an array of them, as
     :func:`matplotlib.pyplot.subplots` does.
     """
-    _show_as_png_in_notebooks()
     with plt.rc_context(STYLE):
         return plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kwargs)
-
-
-def _show_as_png_in_notebooks() -> None:
-    """Inside a Jupyter kernel, let figures display and ``glue`` as PNG.
-
-    The book runs with ``MPLBACKEND=Agg``, which skips the inline backend
-    that would normally register the PNG formatter; without it a glued
-    figure is stored as the text ``<Figure ...>``. Outside IPython this does
-    nothing.
-    """
-    try:
-        from IPython import get_ipython
-        from IPython.core.pylabtools import select_figure_formats
-    except ImportError:  # pragma: no cover - IPython is in requirements
-        return
-    shell = get_ipython()
-    if shell is not None and hasattr(shell, "kernel"):
-        select_figure_formats(shell, {"png"}, dpi=STYLE["savefig.dpi"])
 
 
 def stacked_bars(ax: Axes, labels: Sequence[str], segments: dict[str, Sequence[float]], unit: str = "ms") -> None:
@@ -138,7 +116,6 @@ def draw_matrix(ax: Axes, values, x: float, y: float, color: str = "#FFFFFF", ti
     return float(cols * cell), float(rows * cell)
 
 
-__all__ += ["MICROBATCH_COLORS", "gantt"]
 
 #: Colours that tell microbatches apart in a Gantt chart (Okabe-Ito order).
 MICROBATCH_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
