@@ -60,23 +60,24 @@ Running the notebooks (Python 3.11 or newer)
 With a network, from this folder:
 
     python3 -m venv .venv
-    .venv/bin/pip install -r requirements.txt
-    .venv/bin/jupyter notebook student/
+    .venv/bin/pip install -r requirements.txt jupyterlab
+    .venv/bin/jupyter lab student/
 
 Without a network (a workshop room): on a machine that has a network and the
 SAME operating system, processor type and Python version as the participants'
 machines, download the packages once, into this folder:
 
-    pip download -r requirements.txt "setuptools>=61" wheel -d wheels
+    pip download -r requirements.txt jupyterlab "setuptools>=61" wheel -d wheels
 
-(`setuptools` and `wheel` are needed to install the local `-e .` line.
+(`setuptools` and `wheel` are needed to install the local `-e .` line;
+`jupyterlab` is the notebook front end, not part of requirements.txt.
 torch is the largest download, a few hundred MB.) Copy the whole folder,
 wheels/ included, to each participant (USB stick, shared drive). Then, on the
 participant's machine, from this folder:
 
     python3 -m venv .venv
-    .venv/bin/pip install --no-index --find-links wheels -r requirements.txt
-    .venv/bin/jupyter notebook student/
+    .venv/bin/pip install --no-index --find-links wheels -r requirements.txt jupyterlab
+    .venv/bin/jupyter lab student/
 
 On Windows use `.venv\\Scripts\\pip` and `.venv\\Scripts\\jupyter` instead.
 Run each notebook from the top. The student notebooks and notebooks/ sit side
