@@ -1,0 +1,293 @@
+"""Starting K ranks, watching them, and ending them all when one fails.
+
+Introduced in chapter 9 (measure it). :func:`launch` starts ``devices``
+worker processes itself (``python -m lib.measure.worker``) with the same
+environment variables ``torchrun`` sets (``RANK``, ``WORLD_SIZE``,
+``LOCAL_RANK``, ``MASTER_ADDR``, ``MASTER_PORT``), so the worker code runs
+unchanged under either. The launcher picks the backend, finds a free port on
+127.0.0.1, forwards rank 0's progress lines, and if any rank exits with an
+error, or the whole run outlives ``timeout``, it ends every rank and raises
+:class:`MeasureError`. Workers also watch their parent and exit if it dies,
+so no orphan keeps running.
+
+>>> resolve_backend(2, "auto", cores=2, gpus=0)
+'gloo'
+>>> resolve_backend(1, "auto", cores=2, gpus=0)
+Traceback (most recent call last):
+...
+ValueError: devices must be >= 2, got 1
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from lib import _checks
+
+__all__ = ["MeasureError", "Context", "available_cores", "cuda_devices", "resolve_backend", "free_port",
+           "launch", "under_torchrun", "init_worker", "CONFIG_ENV"]
+
+#: Environment variable naming the JSON config of a worker this launcher started.
+CONFIG_ENV = "LIB_MEASURE_CONFIG"
+_PARENT_ENV = "LIB_MEASURE_PARENT"
+_BACKENDS = ("auto", "gloo", "nccl")
+_ROOT = Path(__file__).resolve().parents[2]
+
+
+class MeasureError(RuntimeError):
+    """A rank failed, hung past the timeout, or the run could not start."""
+
+
+def available_cores() -> int:
+    """CPU cores this process may run on (its affinity set where the OS has one).
+
+    >>> available_cores() >= 1
+    True
+    """
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def cuda_devices() -> int:
+    """How many CUDA devices torch sees (0 without a CUDA build or GPU)."""
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def resolve_backend(devices: int, backend: str = "auto", cores: int | None = None, gpus: int | None = None,
+                    local: int | None = None) -> str:
+    """Check ``devices`` and turn ``backend="auto"`` into ``"nccl"`` or ``"gloo"``.
+
+    ``auto`` picks NCCL when at least ``local`` CUDA devices exist (``local``
+    is the ranks on this machine, ``devices`` by default), else gloo. gloo
+    ranks each need a core of their own; NCCL ranks a GPU of their own.
+
+    >>> resolve_backend(2, "auto", cores=2, gpus=2)
+    'nccl'
+    >>> resolve_backend(3, "gloo", cores=2, gpus=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: devices must be <= 2 (CPU cores available to the gloo backend), got 3
+    >>> resolve_backend(2, "nccl", cores=16, gpus=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: devices must be <= 1 (CUDA devices visible to the nccl backend), got 2
+    """
+    _checks.count("devices", devices, minimum=2)
+    if backend not in _BACKENDS:
+        raise ValueError(f"backend must be one of {list(_BACKENDS)}, got {backend!r}")
+    local = int(devices if local is None else local)
+    cores = available_cores() if cores is None else int(cores)
+    gpus = (cuda_devices() if backend != "gloo" else 0) if gpus is None else int(gpus)
+    if backend == "auto":
+        backend = "nccl" if gpus >= local else "gloo"
+    if backend == "nccl" and local > gpus:
+        raise ValueError(f"devices must be <= {gpus} (CUDA devices visible to the nccl backend), got {local}")
+    if backend == "gloo" and local > cores:
+        raise ValueError(f"devices must be <= {cores} (CPU cores available to the gloo backend), got {local}")
+    return backend
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now.
+
+    >>> 0 < free_port() < 65536
+    True
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def under_torchrun() -> bool:
+    """True when torchrun (not this launcher) started the current process."""
+    return "RANK" in os.environ and "WORLD_SIZE" in os.environ and CONFIG_ENV not in os.environ
+
+
+def _stop(processes: list[subprocess.Popen], grace: float = 3.0) -> None:
+    """End every still-running worker: SIGTERM to its process group, then SIGKILL."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        alive = [p for p in processes if p.poll() is None]
+        for process in alive:
+            try:
+                os.killpg(process.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + grace
+        for process in alive:
+            try:
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def launch(task: str, devices: int, backend: str = "auto", config: dict[str, Any] | None = None,
+           timeout: float = 600.0, threads: int = 1, echo: Callable[[str], None] | None = print) -> dict:
+    """Run ``task`` on ``devices`` fresh worker processes; return rank 0's result.
+
+    Parameters
+    ----------
+    task : str
+        A task name known to :mod:`lib.measure.worker` (``"protocol"``,
+        ``"check"``).
+    devices : int
+        ``K``, the number of ranks (at least 2, at most the cores or GPUs).
+    backend : str
+        ``"auto"``, ``"gloo"`` or ``"nccl"``.
+    config : dict
+        JSON-ready settings handed to the task.
+    timeout : float
+        Seconds after which every rank is ended and :class:`MeasureError`
+        raised.
+    threads : int
+        Compute threads per rank (``torch.set_num_threads``).
+    echo : callable or None
+        Receives each line rank 0 prints (progress); ``None`` keeps quiet.
+
+    Raises
+    ------
+    ValueError
+        For bad ``devices``, ``backend``, ``timeout`` or ``threads``.
+    MeasureError
+        When a rank fails or the run exceeds ``timeout``; the message names
+        the rank and quotes the end of its output.
+    """
+    backend = resolve_backend(devices, backend)
+    _checks.positive("timeout", timeout)
+    _checks.count("threads", threads, minimum=1)
+    folder = Path(tempfile.mkdtemp(prefix="lib-measure-"))
+    settings = {"task": task, "backend": backend, "threads": int(threads), "timeout": float(timeout),
+                "config": config or {}, "result": str(folder / "result.json")}
+    (folder / "config.json").write_text(json.dumps(settings))
+    port = free_port()
+    processes: list[subprocess.Popen] = []
+    logs = [folder / f"rank{rank}.log" for rank in range(devices)]
+    try:
+        for rank in range(devices):
+            env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(devices), LOCAL_RANK=str(rank),
+                       LOCAL_WORLD_SIZE=str(devices), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                       OMP_NUM_THREADS=str(threads), PYTHONUNBUFFERED="1",
+                       PYTHONPATH=os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
+                       **{CONFIG_ENV: str(folder / "config.json"), _PARENT_ENV: str(os.getpid())})
+            if backend == "gloo":
+                env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+            with open(logs[rank], "w") as log:
+                processes.append(subprocess.Popen([sys.executable, "-m", "lib.measure.worker"], env=env,
+                                                  stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                                  cwd=str(_ROOT), start_new_session=True))
+        _watch(processes, logs, timeout, echo)
+        return json.loads((folder / "result.json").read_text())
+    finally:
+        _stop(processes)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _watch(processes: list[subprocess.Popen], logs: list[Path], timeout: float,
+           echo: Callable[[str], None] | None) -> None:
+    """Wait for every rank; echo rank 0's new lines; raise on failure or timeout."""
+    deadline = time.monotonic() + timeout
+    shown = 0
+    while True:
+        if echo is not None:
+            lines = logs[0].read_text(errors="replace").splitlines(keepends=True)
+            complete = [line for line in lines if line.endswith("\n")]
+            for line in complete[shown:]:
+                if line.startswith("[measure]"):
+                    echo(line.rstrip("\n"))
+            shown = len(complete)
+        codes = [p.poll() for p in processes]
+        failed = [(rank, code) for rank, code in enumerate(codes) if code not in (None, 0)]
+        if failed:
+            rank, code = failed[0]
+            _stop(processes)
+            raise MeasureError(f"rank {rank} of {len(processes)} exited with code {code}; all ranks were "
+                               f"ended. Its last output:\n{_tail(logs[rank])}")
+        if all(code == 0 for code in codes):
+            return
+        if time.monotonic() > deadline:
+            running = [rank for rank, code in enumerate(codes) if code is None]
+            _stop(processes)
+            raise MeasureError(f"timeout: ranks {running} still running after {timeout:g} s; all ranks were "
+                               f"ended. Last output of rank {running[0]}:\n{_tail(logs[running[0]])}")
+        time.sleep(0.05)
+
+
+def _watch_parent(parent: int) -> None:
+    """Exit this worker as soon as ``parent`` is gone (no orphans)."""
+
+    def loop() -> None:
+        while True:
+            time.sleep(0.25)
+            if os.getppid() != parent:
+                os._exit(70)
+
+    threading.Thread(target=loop, name="parent-watch", daemon=True).start()
+
+
+@dataclass
+class Context:
+    """What a worker knows about itself: rank, world size, backend, device."""
+
+    rank: int
+    world: int
+    local_rank: int
+    backend: str
+    device: Any
+
+    def sync(self) -> None:
+        """Wait until queued device work has finished (no-op on CPU)."""
+        if self.device.type == "cuda":
+            import torch
+
+            torch.cuda.synchronize(self.device)
+
+    def log(self, message: str) -> None:
+        """A progress line, printed by rank 0 only."""
+        if self.rank == 0:
+            print(f"[measure] {message}", flush=True)
+
+
+def init_worker(backend: str, timeout: float, threads: int) -> Context:
+    """Join the process group described by torchrun's environment variables."""
+    from datetime import timedelta
+
+    import torch
+    import torch.distributed as dist
+
+    _watch_parent(int(os.environ.get(_PARENT_ENV, os.getppid())))
+    torch.set_num_threads(int(threads))
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    local_rank = int(os.environ.get("LOCAL_RANK", rank))
+    if backend == "nccl":
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+    else:
+        device = torch.device("cpu")
+    dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world,
+                            timeout=timedelta(seconds=float(timeout)))
+    return Context(rank=rank, world=world, local_rank=local_rank, backend=backend, device=device)

@@ -1,0 +1,275 @@
+"""The measurement protocol every rank runs: calibrate the link, then sweep the MLP.
+
+Introduced in chapter 9 (measure it). Fixed shapes, dtype and thread count;
+warm-up repetitions apart from timed ones; a barrier before each timed
+repetition; device work waited for before the clock stops; and per
+repetition the time of the *slowest* rank (an all-reduce with ``MAX`` of the
+per-rank times), because the split finishes only when its last rank does.
+
+Steps, in order:
+
+1. link calibration: all-reduce of every size in ``plan.link_sizes``, plus
+   many repetitions at the MLP's own message size (its latency distribution);
+2. for each hidden size, in interleaved rounds (one repetition of each step
+   per round, so all steps meet the same background load): the efficiency
+   calibration (whole layer on rank 0 alone; a 1/K shard on all ranks at
+   once, no communication), an all-reduce of the layer's message size, and
+   the experiment (``T1``: whole layer on rank 0 alone; ``T2``: shard plus
+   the all-reduce on all ranks); then the split output is checked against
+   the whole.
+
+Only :data:`PLANS` and :class:`Plan` are pure; :func:`measure` needs an
+initialised ``torch.distributed`` process group.
+
+>>> PLANS["quick"].hidden[0] < PLANS["quick"].hidden[-1]
+True
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from lib.measure.stats import summarize
+
+__all__ = ["Plan", "PLANS", "measure", "machine_description"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Shapes, sizes and repetition rules of one run (all sizes in bytes or elements)."""
+
+    name: str
+    hidden: tuple[int, ...]
+    link_sizes: tuple[int, ...]
+    batch: int = 32
+    width: int = 1024
+    warmup: int = 3
+    min_reps: int = 10
+    max_reps: int = 200
+    budget_s: float = 0.4
+    point_budget_s: float = 2.0
+    matched_reps: int = 200
+    seed: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The plan as JSON-ready values.
+
+        >>> PLANS["tiny"].as_dict()["width"]
+        1024
+        """
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in asdict(self).items()}
+
+
+def _sweep(low: int, high: int) -> tuple[int, ...]:
+    """Hidden sizes 64, 96, 128, 192, ...: powers of two and 1.5 times them."""
+    sizes, size = [], low
+    while size <= high:
+        sizes.append(size)
+        if size * 3 // 2 <= high:
+            sizes.append(size * 3 // 2)
+        size *= 2
+    return tuple(sizes)
+
+
+_KB, _MB = 1000, 1000**2
+
+#: ``full`` is the committed run of chapter 9; ``quick`` the CLI's ``--quick``
+#: (under two minutes on two cores); ``tiny`` the chapter's live run.
+PLANS = {
+    "full": Plan(name="full", hidden=_sweep(64, 16384),
+                 link_sizes=tuple(int(4**i * _KB) for i in range(9)), budget_s=0.8, min_reps=30,
+                 max_reps=400, matched_reps=400, point_budget_s=4.0),
+    "quick": Plan(name="quick", hidden=(64, 256, 1024, 4096, 16384),
+                  link_sizes=tuple(int(4**i * _KB) for i in range(7)), budget_s=0.3, min_reps=15,
+                  max_reps=200, matched_reps=200, point_budget_s=2.0),
+    "tiny": Plan(name="tiny", hidden=(128, 1024, 8192), link_sizes=(4 * _KB, 64 * _KB, 1 * _MB),
+                 budget_s=0.08, warmup=2, min_reps=5, max_reps=40, matched_reps=40, point_budget_s=0.6),
+}
+
+
+def machine_description(backend: str, devices: int, threads: int) -> dict[str, Any]:
+    """CPU, GPUs, versions, backend and current load: what a reader needs to compare runs.
+
+    >>> description = machine_description("gloo", 2, 1)
+    >>> sorted(description)[:4]
+    ['backend', 'cores', 'cpu', 'cuda_devices']
+    """
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as info:
+            names = [line.split(":", 1)[1].strip() for line in info if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] \
+        if torch.cuda.is_available() else []
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "cuda_devices": gpus,
+        "backend": backend,
+        "devices": int(devices),
+        "threads_per_rank": int(threads),
+        "torch": torch.__version__,
+        "numpy": np.__version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "dtype": "float32",
+        "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+class _Timer:
+    """Timed repetitions on rank 0 alone or on all ranks together (see module docstring).
+
+    A repetition of a step run together lasts from the earliest rank's start
+    to the latest rank's end. On one machine the ranks share a monotonic
+    clock, so this makespan counts a rank that started late (descheduled
+    after the barrier); across machines, where clocks differ, the longest
+    per-rank duration stands in for it.
+    """
+
+    _NOTHING = -1e300
+
+    def __init__(self, ctx: Any, plan: Plan) -> None:
+        import torch
+        import torch.distributed as dist
+
+        self.ctx, self.plan, self.torch, self.dist = ctx, plan, torch, dist
+        self.shared_clock = int(os.environ.get("LOCAL_WORLD_SIZE", ctx.world)) == ctx.world
+
+    def _span(self, fn: Callable[[], Any]) -> tuple[float, float]:
+        start = time.perf_counter()
+        fn()
+        self.ctx.sync()
+        return start, time.perf_counter()
+
+    def _reps(self, probe: float, budget_s: float) -> int:
+        return int(np.clip(budget_s / max(probe, 1e-7), self.plan.min_reps, self.plan.max_reps))
+
+    def together(self, fn: Callable[[], Any], reps: int | None = None) -> np.ndarray:
+        """Every rank runs ``fn``; seconds per repetition, slowest rank included."""
+        return self.interleaved([("fn", "together", fn)], self.plan.budget_s, reps)["fn"]
+
+    def interleaved(self, steps: list[tuple[str, str, Callable[[], Any]]], budget_s: float,
+                    rounds: int | None = None) -> dict[str, np.ndarray]:
+        """Rounds of single repetitions of every step, in rotating order.
+
+        ``steps`` holds ``(name, mode, fn)`` with mode ``"alone"`` (rank 0
+        runs, the others wait at the next barrier) or ``"together"`` (every
+        rank runs). A barrier precedes every repetition. Interleaving exposes
+        every step to the same background load, so a calibration and the
+        experiment it predicts see alike conditions. Returns seconds per
+        step and round.
+        """
+        mine = [i for i, (_, mode, _) in enumerate(steps) if mode == "together" or self.ctx.rank == 0]
+        for _ in range(self.plan.warmup):
+            for i in mine:
+                steps[i][2]()
+        self.ctx.sync()
+        self.dist.barrier()
+        if rounds is None:
+            probe = sum(np.subtract(*self._span(steps[i][2])[::-1]) for i in mine)
+            rounds = self._reps(probe, budget_s)
+        wanted = self.torch.tensor([rounds], dtype=self.torch.int64, device=self.ctx.device)
+        self.dist.all_reduce(wanted, op=self.dist.ReduceOp.MIN)
+        spans = np.full((3, len(steps), int(wanted.item())), self._NOTHING)
+        for r in range(spans.shape[2]):
+            for i in np.roll(np.arange(len(steps)), -r):
+                self.dist.barrier()
+                if i in mine:
+                    start, end = self._span(steps[i][2])
+                    spans[:, i, r] = (-start, end, end - start)
+        packed = self.torch.from_numpy(spans).to(self.ctx.device)
+        self.dist.all_reduce(packed, op=self.dist.ReduceOp.MAX)
+        neg_start, end, duration = packed.cpu().numpy()
+        seconds = end + neg_start if self.shared_clock else duration
+        return {name: seconds[i] for i, (name, _, _) in enumerate(steps)}
+
+
+def _size(n: float) -> str:
+    return f"{n / _MB:g} MB" if n >= _MB else f"{n / _KB:g} KB"
+
+
+def _seconds(summary: dict[str, float]) -> dict[str, float]:
+    """Summary keys with an ``_s`` suffix (they are seconds), ``n`` unchanged."""
+    return {key if key == "n" else f"{key}_s": value for key, value in summary.items()}
+
+
+def _ms(summary: dict[str, float]) -> str:
+    return f"{summary['median'] * 1e3:.3f} ms (IQR {summary['q1'] * 1e3:.3f}-{summary['q3'] * 1e3:.3f})"
+
+
+def measure(ctx: Any, plan: Plan) -> dict[str, Any] | None:
+    """Run the whole protocol on this rank; rank 0 returns the raw timings.
+
+    The returned dict holds the plan, the link timings per size, the matched
+    all-reduce's distribution, and per hidden size the summaries of the whole
+    and shard calibrations, ``T1``, ``T2`` and the split's max abs error.
+    """
+    import torch
+    import torch.distributed as dist
+
+    from lib.measure import mlp
+
+    timer = _Timer(ctx, plan)
+    k = ctx.world
+    message = mlp.message_bytes(plan.batch, plan.width)
+    ctx.log(f"{k} ranks, backend {ctx.backend}, {torch.get_num_threads()} thread(s) per rank, "
+            f"plan {plan.name}: batch {plan.batch}, width {plan.width}, float32")
+
+    link = []
+    for size in plan.link_sizes:
+        buffer = torch.zeros(max(1, size // 4), dtype=torch.float32, device=ctx.device)
+        summary = summarize(timer.together(lambda: dist.all_reduce(buffer)))
+        link.append({"message_bytes": int(size), **_seconds(summary)})
+        ctx.log(f"link   all-reduce {_size(size):>8}: {_ms(summary)}, {summary['n']} reps")
+    buffer = torch.zeros(plan.batch * plan.width, dtype=torch.float32, device=ctx.device)
+    matched_times = timer.together(lambda: dist.all_reduce(buffer), reps=plan.matched_reps)
+    matched = summarize(matched_times)
+    ctx.log(f"link   all-reduce {_size(message):>8} (the MLP's message): {_ms(matched)}, "
+            f"p90 {matched['p90'] * 1e3:.3f} ms, {matched['n']} reps")
+
+    points = []
+    for hidden in plan.hidden:
+        x, a, b = mlp.make_layer(plan.batch, plan.width, hidden, seed=plan.seed, device=ctx.device)
+        a_k, b_k = mlp.shard(a, b, ctx.rank, k)
+
+        def split() -> Any:
+            partial = mlp.shard_forward(x, a_k, b_k)
+            dist.all_reduce(partial)
+            return partial
+
+        times = timer.interleaved([
+            ("whole_calib", "alone", lambda: mlp.whole_forward(x, a, b)),
+            ("shard_calib", "together", lambda: mlp.shard_forward(x, a_k, b_k)),
+            ("allreduce", "together", lambda: dist.all_reduce(buffer)),
+            ("one", "alone", lambda: mlp.whole_forward(x, a, b)),
+            ("split", "together", split),
+        ], plan.point_budget_s)
+        error = float((split() - mlp.whole_forward(x, a, b)).abs().max())
+        worst = torch.tensor([error], dtype=torch.float64, device=ctx.device)
+        dist.all_reduce(worst, op=dist.ReduceOp.MAX)
+        if ctx.rank == 0:
+            point = {"hidden": int(hidden), **{name: summarize(value) for name, value in times.items()},
+                     "max_abs_error": float(worst.item())}
+            points.append(point)
+            ctx.log(f"hidden {hidden:>6}: T1 {_ms(point['one'])}, T2 {_ms(point['split'])}, "
+                    f"eta {point['whole_calib']['median'] / (k * point['shard_calib']['median']):.2f}, "
+                    f"max |split - whole| {point['max_abs_error']:.1e}")
+        del x, a, b, a_k, b_k
+    if ctx.rank != 0:
+        return None
+    return {"plan": plan.as_dict(), "devices": k, "clock": "shared" if timer.shared_clock else "per-rank", "message_bytes": message, "link": link,
+            "matched": {"message_bytes": message, **_seconds(matched), "samples_s": matched_times.tolist()},
+            "points": points}
