@@ -103,7 +103,11 @@ def test_synthetic_solutions_are_removed_and_exercises_kept():
     # Text sharing a cell with a marker survives; so does code outside solutions.
     assert "Double x." in text and "Why?" in text and "Text after both." in text
     assert [c.source for c in student.cells if c.cell_type == "code"] == [
-        "x = 2", "# Your answer to ex-d-one", "# Your answer to ex-d-two", "y = x + 1"]
+        "x = 2", "# Your answer to ex-d-one", "y = x + 1"]
+    # The prose-only solution leaves a markdown answer cell after its exercise.
+    answer = next(i for i, c in enumerate(student.cells) if "Your answer to ex-d-two" in c.source)
+    assert student.cells[answer].cell_type == "markdown"
+    assert "Why?" in student.cells[answer - 1].source
     nbformat.validate(student)
     assert len({c.id for c in student.cells}) == len(student.cells)
 

@@ -10,7 +10,8 @@ Every chapter ``NN_slug.ipynb`` in the source folder becomes
   ``{solution-end}`` directive. Text in those two marker cells that lies
   outside the solution (an exercise that shares a cell with the start marker,
   a heading after the end marker) is kept;
-* an empty code cell in the place of each removed solution, for the answer;
+* an empty cell in the place of each removed solution, for the answer (a
+  code cell where the solution ran code, a markdown cell where it was prose);
 * every exercise kept as it is;
 * outputs cleared and execution counts reset; kernelspec ``python3``;
 * a short note at the top saying that the solutions are in the book.
@@ -117,10 +118,17 @@ def exercise_labels(notebook: nbformat.NotebookNode) -> list[str]:
     return labels
 
 
-def _answer_cell(label: str | None, number: int) -> nbformat.NotebookNode:
-    """An empty code cell (a comment) where a solution used to be."""
+def _answer_cell(label: str | None, number: int, code: bool) -> nbformat.NotebookNode:
+    """An empty answer cell where a solution used to be: code if the solution ran code.
+
+    >>> _answer_cell("ex-a", 1, code=False).source
+    '*Your answer to ex-a (double-click to edit):*'
+    """
     name = label or f"exercise {number}"
-    cell = nbformat.v4.new_code_cell(f"# Your answer to {name}")
+    if code:
+        cell = nbformat.v4.new_code_cell(f"# Your answer to {name}")
+    else:
+        cell = nbformat.v4.new_markdown_cell(f"*Your answer to {name} (double-click to edit):*")
     cell.id = re.sub(r"[^A-Za-z0-9_-]", "-", f"answer-{name}")[:64]
     return cell
 
@@ -145,7 +153,7 @@ def strip_solutions(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     >>> cell = nbformat.v4.new_markdown_cell(
     ...     "Why?\\n```{solution-start} ex-b\\n```\\nBecause.\\n```{solution-end}\\n```\\nAfter.")
     >>> [c.source for c in strip_solutions(nbformat.v4.new_notebook(cells=[cell])).cells]
-    ['Why?', '# Your answer to ex-b', 'After.']
+    ['Why?', '*Your answer to ex-b (double-click to edit):*', 'After.']
     >>> strip_solutions(nbformat.v4.new_notebook(cells=[
     ...     nbformat.v4.new_markdown_cell("```{solution-start} ex-c\\n```")]))
     Traceback (most recent call last):
@@ -155,11 +163,13 @@ def strip_solutions(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     result = copy.deepcopy(notebook)
     cells: list[nbformat.NotebookNode] = []
     inside: str | None = None  # label of the open solution, "" if it has none
-    count = 0
+    count, ran_code = 0, False
     for cell in notebook.cells:
         if cell.cell_type != "markdown":
             if inside is None:
                 cells.append(copy.deepcopy(cell))
+            else:
+                ran_code = ran_code or cell.cell_type == "code"
             continue
         # Split the cell into text outside solutions and answer cells, in order.
         text, pieces = cell.source, []
@@ -181,7 +191,8 @@ def strip_solutions(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
                 end = _END.search(text)
                 if not end:
                     break  # the rest of this cell belongs to the solution
-                pieces.append(_answer_cell(inside or None, count))
+                pieces.append(_answer_cell(inside or None, count, ran_code))
+                ran_code = False
                 inside = None
                 text = text[end.end():]
         run: list[str] = []
