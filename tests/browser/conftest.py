@@ -1,0 +1,78 @@
+"""Fixtures of the browser tests: the built site, served on 127.0.0.1, in the system Chromium.
+
+Playwright never downloads a browser here: it drives ``/usr/bin/chromium``
+(``$CHROMIUM_PATH``). Without it the tests are skipped locally and fail in CI
+(where the environment variable ``CI`` is set), since ``.ci/run`` installs it.
+Without a built site (``$BOOK_HTML``, default ``_build/html``) they fail and
+say to run ``make book``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from site_support import PAGES, PageReport, book_html, is_external, report_page
+from tools.browser import chromium_path, launch, serve
+
+
+@pytest.fixture(scope="session")
+def site_dir() -> Path:
+    path = book_html()
+    if not (path / "index.html").is_file():
+        pytest.fail(f"No built book at {path}: run `make book` first (or set BOOK_HTML).")
+    return path
+
+
+@pytest.fixture(scope="session")
+def base_url(site_dir: Path) -> Iterator[str]:
+    """``http://127.0.0.1:PORT/`` serving the built site from a thread."""
+    with serve(site_dir) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    executable = chromium_path()
+    if not Path(executable).is_file():
+        message = (f"Chromium not found at {executable}: install it with "
+                   "`apt-get install -y chromium` (or set CHROMIUM_PATH).")
+        if os.environ.get("CI"):
+            pytest.fail(message + " CI must run the browser tests.")
+        pytest.skip(message + " Browser tests skipped.")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = launch(playwright, executable)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="session")
+def context(browser: Any) -> Iterator[Any]:
+    """A browser context that records every request (``context.requests``) and refuses outside ones."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    ctx.requests = []
+
+    def route(route: Any) -> None:
+        if is_external(route.request.url):
+            route.abort()
+        else:
+            route.continue_()
+
+    ctx.on("request", lambda request: ctx.requests.append(request.url))
+    ctx.route("**/*", route)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture(scope="session")
+def page_reports(context: Any, base_url: str) -> dict[str, PageReport]:
+    """Visit every page of the table of contents once; return what each showed."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+    return {path: report_page(context, base_url + path, axe) for path in PAGES}

@@ -1,0 +1,150 @@
+"""Helpers of the browser tests (imported by conftest.py and the test modules).
+
+The site under test is ``$BOOK_HTML`` (default ``_build/html``, built by
+``make book``). Chromium is ``$CHROMIUM_PATH`` (default ``/usr/bin/chromium``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:  # `tools` is not an installed package
+    sys.path.insert(0, str(ROOT))
+
+from tools.browser import toc_pages  # noqa: E402
+
+#: Every page the table of contents lists, as paths relative to the site root.
+PAGES = toc_pages(ROOT / "_toc.yml")
+
+#: Console messages of type "error" that are tolerated, each with its reason.
+#: Matched as substrings. Keep it empty unless a message is beyond our control.
+TOLERATED_CONSOLE_ERRORS: dict[str, str] = {}
+
+#: Schemes that never leave the browser (no request to any host).
+LOCAL_SCHEMES = {"data", "blob", "about", "chrome-extension"}
+
+
+def book_html() -> Path:
+    """The built site the tests look at."""
+    return Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html")).resolve()
+
+
+def is_external(url: str) -> bool:
+    """True for a request that would leave the machine (any host but 127.0.0.1).
+
+    >>> is_external("http://127.0.0.1:8000/book/intro.html"), is_external("data:image/png;base64,AA")
+    (False, False)
+    >>> is_external("https://cdn.jsdelivr.net/npm/thebe"), is_external("http://localhost:8000/")
+    (True, True)
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme in LOCAL_SCHEMES:
+        return False
+    return parts.hostname != "127.0.0.1"
+
+
+def tolerated(message: str) -> bool:
+    """Whether a console error is in :data:`TOLERATED_CONSOLE_ERRORS`."""
+    return any(pattern in message for pattern in TOLERATED_CONSOLE_ERRORS)
+
+
+@dataclass
+class Visit:
+    """What one page load showed: filled by :func:`open_page`."""
+
+    url: str
+    status: int | None = None
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    #: Set once the page has loaded: what test tools (axe-core) do later is not the page's.
+    done: bool = False
+
+    def note(self, kind: str, text: str) -> None:
+        if not self.done:
+            getattr(self, kind).append(text)
+
+
+def wait_for_mathjax(page: Any) -> None:
+    """Wait until MathJax, where the page loads it, has typeset everything."""
+    page.wait_for_function(
+        "() => !document.querySelector('script[src*=\"mathjax\"]')"
+        " || (window.MathJax && MathJax.startup && MathJax.startup.promise)",
+        timeout=30_000,
+    )
+    page.evaluate(
+        "() => (window.MathJax && MathJax.startup && MathJax.startup.promise)"
+        " ? MathJax.startup.promise.then(() => true) : true"
+    )
+
+
+def open_page(context: Any, url: str) -> tuple[Any, Visit]:
+    """Open ``url`` in a new tab of ``context`` (see conftest), recording what happens."""
+    page = context.new_page()
+    visit = Visit(url=url)
+    first = len(context.requests)
+    page.on("console", lambda m: visit.note("console_errors", f"{m.text} ({m.location.get('url', '')})")
+            if m.type == "error" else None)
+    page.on("pageerror", lambda error: visit.note("page_errors", str(error)))
+    page.on("requestfailed", lambda r: visit.note("failed", f"{r.url}: {r.failure}"))
+    response = page.goto(url, wait_until="load")
+    visit.status = response.status if response else None
+    wait_for_mathjax(page)
+    page.wait_for_load_state("networkidle")
+    visit.requests = context.requests[first:]
+    visit.done = True
+    return page, visit
+
+
+@dataclass
+class PageReport:
+    """All the facts the page tests check, gathered in one visit."""
+
+    visit: Visit
+    math_elements: int
+    math_without_output: list[str]
+    math_errors: list[str]
+    images: list[dict]
+    violations: list[dict]
+
+
+IMAGES_JS = """async () => {
+  const images = Array.from(document.images);
+  await Promise.all(images.map(async (img) => {
+    img.loading = 'eager';
+    try { await img.decode(); } catch (e) { /* reported below as naturalWidth 0 */ }
+  }));
+  return images.map((img) => ({src: img.currentSrc || img.src, alt: img.getAttribute('alt'),
+                               width: img.naturalWidth,
+                               hidden: img.closest('[aria-hidden="true"]') !== null}));
+}"""
+
+MATH_JS = """() => {
+  const math = Array.from(document.querySelectorAll('.math'));
+  return {
+    count: math.length,
+    missing: math.filter((m) => !m.querySelector('mjx-container')).map((m) => m.textContent.slice(0, 80)),
+    errors: Array.from(document.querySelectorAll('mjx-merror, [data-mjx-error]'))
+      .map((e) => e.getAttribute('data-mjx-error') || e.textContent.slice(0, 80)),
+  };
+}"""
+
+
+def report_page(context: Any, url: str, axe: Any) -> PageReport:
+    """Visit ``url`` once and gather everything the page tests check."""
+    page, visit = open_page(context, url)
+    try:
+        math = page.evaluate(MATH_JS)
+        images = page.evaluate(IMAGES_JS)
+        violations = axe.run(page).response["violations"]
+    finally:
+        page.close()
+    return PageReport(visit=visit, math_elements=math["count"], math_without_output=math["missing"],
+                      math_errors=math["errors"], images=images, violations=violations)

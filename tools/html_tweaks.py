@@ -1,0 +1,86 @@
+"""Sphinx extension: small corrections to the HTML that Jupyter Book and its theme write.
+
+Three of them, all applied just before each page is written:
+
+* **Page-only assets.** Jupyter Book 1.x adds every ``.js`` and ``.css`` file
+  under ``_static`` to every page. The what-if calculator
+  (``book/calculator.md``) needs its files on its own page only; elsewhere
+  they would only add weight. :data:`PAGE_ONLY` names such files.
+* **Theme files we replace** (:data:`THEME_REPLACEMENTS`) are not listed a
+  second time: the theme's own template loads them.
+* **Bibliography roles.** Docutils marks each entry of a bibliography
+  ``role="doc-biblioentry"`` inside a ``role="list"``. That role is
+  deprecated and not a list item, so assistive technology (and axe-core,
+  rule ``aria-required-children``) sees a list without items.
+  :func:`fix_roles` makes each entry a plain ``listitem``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Asset file name -> the only page (Sphinx docname) that loads it.
+PAGE_ONLY = {
+    "calculator.js": "book/calculator",
+    "calculator.css": "book/calculator",
+}
+
+#: Files of ours that replace a theme file of the same name (see
+#: ``_static/scripts/fontawesome.js``). The theme's template already loads
+#: them; Jupyter Book would list them a second time, so they are dropped from
+#: the page's script and stylesheet lists.
+THEME_REPLACEMENTS = {"fontawesome.js"}
+
+#: ARIA roles replaced in the page body, old -> new.
+ROLE_FIXES = {
+    'role="doc-biblioentry"': 'role="listitem"',
+}
+
+
+def asset_name(asset: Any) -> str:
+    """The bare file name of a script or stylesheet entry, without folder or query.
+
+    >>> asset_name("_static/calculator.js?v=1234")
+    'calculator.js'
+    """
+    name = str(getattr(asset, "filename", "") or asset)
+    return name.split("?")[0].rsplit("/", 1)[-1]
+
+
+def keep(asset: Any, pagename: str) -> bool:
+    """Whether ``pagename`` should load ``asset``.
+
+    >>> keep("calculator.js", "book/calculator"), keep("calculator.js", "book/intro")
+    (True, False)
+    >>> keep("copybutton.js", "book/intro"), keep("scripts/fontawesome.js", "book/intro")
+    (True, False)
+    """
+    name = asset_name(asset)
+    if name in THEME_REPLACEMENTS:
+        return False
+    owner = PAGE_ONLY.get(name)
+    return owner is None or owner == pagename
+
+
+def fix_roles(body: str) -> str:
+    """Replace the ARIA roles of :data:`ROLE_FIXES` in a page body.
+
+    >>> fix_roles('<div role="list"><div class="citation" role="doc-biblioentry">x</div></div>')
+    '<div role="list"><div class="citation" role="listitem">x</div></div>'
+    """
+    for old, new in ROLE_FIXES.items():
+        body = body.replace(old, new)
+    return body
+
+
+def _tweak(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    for key in ("script_files", "css_files"):
+        if key in context:
+            context[key] = [asset for asset in context[key] if keep(asset, pagename)]
+    if isinstance(context.get("body"), str):
+        context["body"] = fix_roles(context["body"])
+
+
+def setup(app: Any) -> dict:
+    app.connect("html-page-context", _tweak, priority=900)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
