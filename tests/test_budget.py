@@ -109,11 +109,11 @@ def test_speedup_undefined_when_nothing_takes_time():
 
 # --- properties -------------------------------------------------------------
 
-times = st.floats(0, 10, allow_nan=False, allow_infinity=False)
+times = st.floats(0, 10, allow_nan=False, allow_infinity=False, allow_subnormal=False)
 efficiencies = st.floats(0.01, 1.0)
 counts = st.integers(0, 64)
 device_counts = st.integers(1, 64)
-sizes = st.floats(0, 1e10, allow_nan=False, allow_infinity=False)
+sizes = st.floats(0, 1e10, allow_nan=False, allow_infinity=False, allow_subnormal=False)
 bandwidths = st.floats(1e3, 1e13)
 
 
