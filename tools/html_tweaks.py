@@ -23,6 +23,7 @@ from typing import Any
 PAGE_ONLY = {
     "calculator.js": "book/calculator",
     "calculator.css": "book/calculator",
+    "cheatsheet.css": "book/cheatsheet",
 }
 
 #: Files of ours that replace a theme file of the same name (see
