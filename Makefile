@@ -11,7 +11,7 @@ PORT   ?= 8000
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-BOOK_BUILD := jupyter-book build . -W -n --keep-going
+BOOK_BUILD := jupyter-book build . --all -W -n --keep-going
 NBVAL      := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
 
 .PHONY: all venv book test unit browser execute serve clean screenshots student dist pageweight
