@@ -22,8 +22,14 @@ from nbclient import NotebookClient
 
 
 def execute(notebook: nbformat.NotebookNode, folder: Path, timeout: int = 600) -> nbformat.NotebookNode:
-    """Run every cell of ``notebook`` with ``folder`` as working directory."""
-    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+    """Run every cell of ``notebook`` with ``folder`` as working directory.
+
+    No timestamps are stored in the cells, so re-running an unchanged
+    notebook changes nothing but what the code really prints.
+    """
+    for cell in notebook.cells:
+        cell.metadata.pop("execution", None)
+    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(folder)}})
     client.execute()
     return notebook
