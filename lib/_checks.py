@@ -47,11 +47,21 @@ def nonnegative(name: str, value: Any) -> np.ndarray:
     return array
 
 
-def positive(name: str, value: Any) -> np.ndarray:
-    """A strictly positive quantity such as a bandwidth (infinity allowed)."""
+def positive(name: str, value: Any, allow_inf: bool = False) -> np.ndarray:
+    """A strictly positive finite quantity; ``allow_inf`` admits infinity (an ideal link).
+
+    >>> positive("bandwidth", float("inf"), allow_inf=True)
+    array(inf)
+    >>> positive("rate", float("inf"))
+    Traceback (most recent call last):
+    ...
+    ValueError: rate must be finite, got inf
+    """
     array = as_float(name, value)
     if (array <= 0).any():
         raise ValueError(f"{name} must be > 0, got {_describe(value)}")
+    if not allow_inf and not np.isfinite(array).all():
+        raise ValueError(f"{name} must be finite, got {_describe(value)}")
     return array
 
 

@@ -44,7 +44,7 @@ _CHECKS = {
     "transfers": _checks.count,
     "startup": _checks.nonnegative,
     "transfer_bytes": _checks.nonnegative,
-    "bandwidth": _checks.positive,
+    "bandwidth": lambda name, value: _checks.positive(name, value, allow_inf=True),
     "devices": lambda name, value: _checks.count(name, value, minimum=1),
 }
 

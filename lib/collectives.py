@@ -175,7 +175,7 @@ def collective_time(kind: str, message_bytes: Number, devices: Number, latency: 
     k = _checks.count("devices", devices, minimum=1)
     volume = np.asarray(bytes_sent(kind, message_bytes, k))
     latency_ = _checks.nonnegative("latency", latency)
-    bandwidth_ = _checks.positive("bandwidth", bandwidth)
+    bandwidth_ = _checks.positive("bandwidth", bandwidth, allow_inf=True)
     return _checks.result(np.where(k > 1, latency_ + volume / bandwidth_, 0.0))
 
 
@@ -192,7 +192,7 @@ def ring_allreduce_time(message_bytes: Number, devices: Number, alpha: Number,
     n = _checks.nonnegative("message_bytes", message_bytes)
     k = _checks.count("devices", devices, minimum=1)
     alpha_ = _checks.nonnegative("alpha", alpha)
-    bandwidth_ = _checks.positive("bandwidth", bandwidth)
+    bandwidth_ = _checks.positive("bandwidth", bandwidth, allow_inf=True)
     return _checks.result(2 * (k - 1) * (alpha_ + n / (k * bandwidth_)))
 
 
@@ -211,7 +211,7 @@ def crossover_message_bytes(latency: Number, bandwidth: Number, devices: Number,
     8000.0
     """
     latency_ = _checks.nonnegative("latency", latency)
-    bandwidth_ = _checks.positive("bandwidth", bandwidth)
+    bandwidth_ = _checks.positive("bandwidth", bandwidth, allow_inf=True)
     k = _checks.count("devices", devices, minimum=1)
     if form == "collective":
         factor = _fraction_sent(kind, k)

@@ -284,7 +284,7 @@ def tp_comm_per_token(config: ModelConfig, devices: Number, batch: Number = 1, b
     """
     k = _checks.count("devices", devices, minimum=1)
     latency_ = _checks.nonnegative("latency", latency)
-    bandwidth_ = _checks.positive("bandwidth", bandwidth)
+    bandwidth_ = _checks.positive("bandwidth", bandwidth, allow_inf=True)
     collectives = np.where(k > 1, tp_collectives_per_token(config), 0)
     total_bytes = collectives * np.asarray(tp_bytes_per_collective(config.hidden, bytes_per_element, batch, k))
     collectives_out: Any = int(collectives) if collectives.ndim == 0 else collectives
@@ -310,7 +310,7 @@ def tp_crossover_batch(hidden: Number, bytes_per_element: Number, devices: Numbe
     """
     per_sample = np.asarray(tp_bytes_per_collective(hidden, bytes_per_element, 1, devices))
     latency_ = _checks.nonnegative("latency", latency)
-    bandwidth_ = _checks.positive("bandwidth", bandwidth)
+    bandwidth_ = _checks.positive("bandwidth", bandwidth, allow_inf=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         batch = np.where(per_sample > 0, latency_ * bandwidth_ / np.where(per_sample > 0, per_sample, 1), np.inf)
     return _checks.result(batch)
