@@ -33,12 +33,12 @@ book: $(STAMP)
 ## test: unit tests, doctests, property tests and strict nbval in one pytest run,
 ## then the strict book build, then the browser tests against the built site.
 test: $(STAMP)
-	$(PY) -m pytest -m "not browser" lib tests notebooks $(NBVAL)
+	$(PY) -m pytest -m "not browser" lib tools tests notebooks $(NBVAL)
 	$(BOOK_BUILD)
 	$(PY) -m pytest -m browser tests
 
 unit: $(STAMP)
-	$(PY) -m pytest -m "not browser" lib tests
+	$(PY) -m pytest -m "not browser" lib tools tests
 
 browser: $(STAMP)
 	$(PY) -m pytest -m browser tests

@@ -116,7 +116,6 @@ def draw_matrix(ax: Axes, values, x: float, y: float, color: str = "#FFFFFF", ti
     return float(cols * cell), float(rows * cell)
 
 
-
 #: Colours that tell microbatches apart in a Gantt chart (Okabe-Ito order).
 MICROBATCH_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
 

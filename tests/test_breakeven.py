@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 import phase_strategies
 
 from lib.breakeven import break_even_divisible, min_bandwidth, min_efficiency, saving_fraction
-from lib.budget import Phase
 from lib.experiment import BASE
 from lib.units import GB, MB, ms, s
 

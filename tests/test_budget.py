@@ -132,11 +132,11 @@ def test_budget_identities(phase):
     assert phase.one_device_time == pytest.approx(S + C)
     assert phase.split_compute_time == pytest.approx(C / (K * eta))
     assert phase.communication_time == pytest.approx(Q * (l + V / B))
-    assert phase.split_time == pytest.approx(
-        phase.serial + phase.split_compute_time + phase.communication_time)
-    assume(phase.split_time > 0)
-    assert phase.speedup == pytest.approx(phase.one_device_time / phase.split_time)
-    assert phase.parallel_efficiency * K == pytest.approx(phase.speedup)
+    split = S + C / (K * eta) + Q * (l + V / B)
+    assert phase.split_time == pytest.approx(split)
+    assume(split > 0)
+    assert phase.speedup == pytest.approx((S + C) / split)
+    assert phase.parallel_efficiency == pytest.approx((S + C) / (K * split))
 
 
 @settings(deadline=None, max_examples=300)

@@ -12,7 +12,6 @@ two are independent.
 from __future__ import annotations
 
 import copy
-import doctest
 import re
 import sys
 import zipfile
@@ -147,12 +146,6 @@ def test_a_leaking_stripper_would_be_caught():
                                            "assert SECRET_ONE == 4"}
 
 
-def test_tools_doctests_pass():
-    for module in (tools.student, tools.dist):
-        failed, attempted = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-        assert attempted > 0 and failed == 0, module.__name__
-
-
 def test_main_writes_one_student_notebook_per_chapter(tmp_path):
     written = tools.student.main([str(NOTEBOOKS), str(tmp_path)])
     assert [p.name for p in written] == [p.name for p in CHAPTERS]
@@ -190,8 +183,6 @@ def test_student_has_no_outputs(pair):
 
 def test_every_written_chapter_has_three_exercises(pair):
     path, original, _ = pair
-    if any(word in original.cells[0].source for word in ("being written", "to be replaced")):
-        pytest.skip(f"{path.name} is still a placeholder")
     assert len(_labels(original)) >= 3, path.name
 
 
