@@ -21,7 +21,6 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -30,12 +29,55 @@ from lib import _checks
 __all__ = ["Requests", "poisson_requests", "QueueResult", "serve"]
 
 
+def _refuse(name: str, values: np.ndarray, bad: np.ndarray, rule: str) -> None:
+    """Raise a ValueError naming ``name``, the first bad value and its index."""
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"{name} must be {rule}, got {float(values[i])!r} at index {i}")
+
+
+def _times(name: str, value: object) -> np.ndarray:
+    """``value`` as a finite 1-D float array, or a ValueError naming ``name``."""
+    array = _checks.as_float(name, value)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array, got shape {array.shape}")
+    _refuse(name, array, ~np.isfinite(array), "finite")
+    return array
+
+
 @dataclass(frozen=True)
 class Requests:
-    """A stream of requests: arrival times (sorted, s) and work (s on one device)."""
+    """A stream of requests: arrival times (sorted, s) and work (s on one device).
+
+    Both are stored as 1-D float arrays of the same, non-zero length; times
+    must be finite, work must be >= 0 and arrivals must not go backwards
+    (first come, first served serves them in the given order).
+
+    >>> len(Requests([0.0, 1.0], [0.5, 0.5]))
+    2
+    >>> Requests([1.0, 0.0], [0.5, 0.5])
+    Traceback (most recent call last):
+    ...
+    ValueError: arrivals must be non-decreasing (sorted), got 0.0 at index 1
+    """
 
     arrivals: np.ndarray
     work: np.ndarray
+
+    def __post_init__(self) -> None:
+        arrivals = _times("arrivals", self.arrivals)
+        work = _times("work", self.work)
+        _refuse("work", work, work < 0, ">= 0")
+        if arrivals.size != work.size:
+            raise ValueError(
+                f"arrivals and work must have the same length, got {arrivals.size} arrivals and {work.size} work values"
+            )
+        if arrivals.size == 0:
+            raise ValueError("arrivals must hold at least one request, got an empty array")
+        backwards = np.concatenate([[False], np.diff(arrivals) < 0])
+        _refuse("arrivals", arrivals, backwards, "non-decreasing (sorted)")
+        object.__setattr__(self, "arrivals", arrivals)
+        object.__setattr__(self, "work", work)
 
     def __len__(self) -> int:
         return int(self.arrivals.size)
@@ -107,6 +149,7 @@ class QueueResult:
 
     @property
     def mean_response(self) -> float:
+        """The mean response time in seconds."""
         return float(self.response.mean())
 
     @property
@@ -141,8 +184,8 @@ def serve(requests: Requests, servers: int = 1, speedup: float = 1.0) -> QueueRe
     k = float(_checks.positive("speedup", speedup))
     if not math.isfinite(k):
         raise ValueError(f"speedup must be finite, got {speedup!r}")
-    arrivals = np.asarray(requests.arrivals, dtype=float)
-    service = np.asarray(requests.work, dtype=float) / k
+    arrivals = requests.arrivals
+    service = requests.work / k
     free = [0.0] * int(c)
     starts = np.empty_like(arrivals)
     for i, (arrival, length) in enumerate(zip(arrivals.tolist(), service.tolist())):

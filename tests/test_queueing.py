@@ -83,3 +83,29 @@ def test_gamma_work_has_requested_mean_and_spread():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("arrivals,work,match", [
+    ([0.0, 1.0, 2.0], [1.0, 1.0], r"arrivals and work must have the same length, got 3 arrivals and 2"),
+    ([0.0, 1.0], [1.0, float("nan")], r"work must not be NaN"),
+    ([0.0, float("nan")], [1.0, 1.0], r"arrivals must not be NaN"),
+    ([0.0, math.inf], [1.0, 1.0], r"arrivals must be finite, got inf at index 1"),
+    ([0.0, 1.0], [1.0, math.inf], r"work must be finite, got inf at index 1"),
+    ([0.0, 1.0], [1.0, -0.5], r"work must be >= 0, got -0.5 at index 1"),
+    ([0.0, 2.0, 1.0], [1.0, 1.0, 1.0], r"arrivals must be non-decreasing \(sorted\), got 1.0 at index 2"),
+    ([[0.0, 1.0]], [[1.0, 1.0]], r"arrivals must be a 1-D array, got shape \(1, 2\)"),
+    (0.0, [1.0], r"arrivals must be a 1-D array, got shape \(\)"),
+    ([], [], r"arrivals must hold at least one request"),
+    (["soon"], [1.0], r"arrivals must be a number"),
+])
+def test_bad_requests_name_the_field_and_value(arrivals, work, match):
+    with pytest.raises(ValueError, match=match):
+        queueing.Requests(arrivals, work)
+
+
+def test_requests_store_float_arrays_and_accept_ties():
+    # Two requests arriving at the same instant are in order; lists become float arrays.
+    reqs = queueing.Requests([0, 0, 3], [1, 0, 2])
+    assert reqs.arrivals.dtype == float and reqs.work.dtype == float
+    # One server: 0 -> 1, the empty request at 1, then the third arrives at 3 and ends at 5.
+    assert queueing.serve(reqs).finishes.tolist() == [1.0, 1.0, 5.0]
