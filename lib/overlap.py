@@ -25,6 +25,7 @@ end, and there is a best ``n``.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -37,7 +38,7 @@ __all__ = [
     "chunk_communication_time",
     "chunked_split_time",
     "best_chunks",
-    "Schedule",
+    "ChunkSchedule",
     "chunked_schedule",
 ]
 
@@ -141,7 +142,7 @@ def best_chunks(phase: Phase) -> float | np.ndarray:
     return _checks.result(np.where(free, np.inf, pick))
 
 
-class Schedule(NamedTuple):
+class ChunkSchedule(NamedTuple):
     """When each lane of one device is busy, as ``(start, duration)`` pairs in seconds."""
 
     serial: tuple[float, float]
@@ -150,7 +151,7 @@ class Schedule(NamedTuple):
     makespan: float
 
 
-def chunked_schedule(phase: Phase, chunks: int) -> Schedule:
+def chunked_schedule(phase: Phase, chunks: int) -> ChunkSchedule:
     """Simulate one device chunk by chunk (a scalar phase only).
 
     Compute runs back to back after the serial part; each chunk's transfers
@@ -167,8 +168,10 @@ def chunked_schedule(phase: Phase, chunks: int) -> Schedule:
     8.82
     """
     n = int(_chunks(chunks))
-    if np.ndim(phase.split_time) != 0:
-        raise ValueError(f"chunked_schedule needs a scalar phase, got split_time {phase.split_time!r}")
+    for field in fields(phase):
+        value = getattr(phase, field.name)
+        if np.ndim(value) != 0:
+            raise ValueError(f"phase.{field.name} must be a scalar (one phase, not a sweep), got {value!r}")
     a = float(chunk_compute_time(phase, n))
     b = float(chunk_communication_time(phase, n))
     serial = float(phase.serial)
@@ -181,4 +184,4 @@ def chunked_schedule(phase: Phase, chunks: int) -> Schedule:
         start = max(compute_end, link_free)
         communication.append((start, b))
         link_free = start + b
-    return Schedule((0.0, serial), compute, communication, link_free)
+    return ChunkSchedule((0.0, serial), compute, communication, link_free)

@@ -13,6 +13,7 @@ import phase_strategies
 
 from lib.experiment import BASE
 from lib.overlap import (
+    ChunkSchedule,
     best_chunks,
     chunk_communication_time,
     chunk_compute_time,
@@ -79,9 +80,16 @@ def test_schedule_matches_formula_and_never_overlaps_itself():
                 assert m_start >= c_start + c_len - 1e-15  # data leaves only once computed
 
 
-def test_schedule_rejects_sweeps():
-    with pytest.raises(ValueError, match="scalar"):
-        chunked_schedule(BASE.with_(divisible=np.array([1.0, 2.0]) * ms), 2)
+@pytest.mark.parametrize("field", ["divisible", "serial", "transfers", "bandwidth"])
+def test_schedule_rejects_sweeps_naming_the_field(field):
+    sweep = np.array([1.0, 2.0]) * getattr(BASE, field)
+    with pytest.raises(ValueError, match=rf"phase\.{field} must be a scalar .*got array\(\["):
+        chunked_schedule(BASE.with_(**{field: sweep}), 2)
+
+
+def test_schedule_fields_are_named():
+    assert ChunkSchedule._fields == ("serial", "compute", "communication", "makespan")
+    assert isinstance(chunked_schedule(BASE, 3), ChunkSchedule)
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, float("nan"), math.inf])
