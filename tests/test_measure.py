@@ -98,6 +98,18 @@ def test_predict_split_caps_superlinear_efficiency():
     assert measure.predict_split(link, 0.0, one_s=1.0, efficiency=1.3).split_time == 0.5
 
 
+@pytest.mark.parametrize("one, serial, word", [
+    (1.0, 2.0, "serial_s must be <= one_s"),
+    ([1.0, 4.0], [0.5, 5.0], "serial_s must be <= one_s, got serial_s 5.0 > one_s 4.0"),
+    (float("inf"), 0.0, "one_s must be finite"),
+    (1.0, float("inf"), "serial_s must be finite"),
+])
+def test_predict_split_names_the_callers_parameters(one, serial, word):
+    link = measure.LinkFit(latency=0.0, bus_bandwidth=1.0, devices=2)
+    with pytest.raises(ValueError, match=word):
+        measure.predict_split(link, 0.0, one_s=one, efficiency=1.0, serial_s=serial)
+
+
 @settings(max_examples=60, deadline=None)
 @given(per_hidden=st.floats(1e-8, 1e-5), cost=st.floats(1e-5, 1e-2))
 def test_break_even_lies_where_the_curves_cross(per_hidden, cost):
@@ -116,9 +128,35 @@ def test_break_even_lies_where_the_curves_cross(per_hidden, cost):
         assert below <= found <= above
 
 
+@pytest.mark.parametrize("hidden, one, split, word", [
+    ([100, 400, 200], [1.0, 1.0, 1.0], [2.0, 0.5, 0.5], "hidden must be 1 or more strictly increasing"),
+    ([100, 100, 200], [1.0, 1.0, 1.0], [2.0, 0.5, 0.5], "hidden must be 1 or more strictly increasing"),
+    ([], [], [], "hidden"),
+    ([100, 200], [1.0], [2.0, 0.5], "same length, got 2, 1 and 2"),
+    ([100, 200], [1.0, 1.0], [0.5], "same length, got 2, 2 and 1"),
+])
+def test_break_even_rejects_bad_sweeps(hidden, one, split, word):
+    with pytest.raises(ValueError, match=word):
+        measure.break_even_hidden(hidden, one, split)
+
+
 def test_step_gap_counts_log_steps():
     assert model.step_gap([100, 200, 400, 800], 100, 800) == pytest.approx(3.0)
     assert model.step_gap([100, 200], None, 100) == math.inf
+    assert model.step_gap([100, 200], 100, math.inf) == math.inf
+
+
+@pytest.mark.parametrize("hidden, first, second, word", [
+    ([100], 100, 100, "hidden must be 2 or more strictly increasing"),
+    ([100, 100, 200], 100, 200, "hidden must be 2 or more strictly increasing"),
+    ([200, 100], 100, 200, "hidden must be 2 or more strictly increasing"),
+    ([100, 200], 0.0, 200, "first must be > 0"),
+    ([100, 200], 100, -1.0, "second must be > 0"),
+    ([100, 200], float("nan"), 200, "first must not be NaN"),
+])
+def test_step_gap_rejects_bad_input(hidden, first, second, word):
+    with pytest.raises(ValueError, match=word):
+        model.step_gap(hidden, first, second)
 
 
 def test_analyse_recovers_a_consistent_synthetic_run():

@@ -16,6 +16,7 @@ where a curve of split times crosses the single-rank times.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -62,37 +63,65 @@ def predict_split(link: LinkFit, message_bytes: Number, one_s: Number, efficienc
     serial_s : float or array
         ``S``, seconds that the split does not shorten (default 0).
 
+    Raises
+    ------
+    ValueError
+        For bad values, or a ``serial_s`` larger than ``one_s`` (``S`` is
+        part of ``T1``).
+
     >>> link = LinkFit(latency=0.0, bus_bandwidth=1.0, devices=2)
     >>> predict_split(link, 0, one_s=1.0, efficiency=1.0, serial_s=2.0)
     Traceback (most recent call last):
     ...
-    ValueError: divisible must be >= 0, got -1.0
+    ValueError: serial_s must be <= one_s, got serial_s 2.0 > one_s 1.0
     """
     one = _checks.positive("one_s", one_s)
     eta = np.minimum(_checks.positive("efficiency", efficiency), 1.0)
     serial = _checks.nonnegative("serial_s", serial_s)
+    over = np.broadcast_arrays(serial, one)
+    if (over[0] > over[1]).any():
+        first = int(np.argmax(over[0] > over[1]))
+        raise ValueError(f"serial_s must be <= one_s, got serial_s {float(over[0].flat[first])!r} "
+                         f"> one_s {float(over[1].flat[first])!r}")
     return Phase(serial=serial, divisible=one - serial, efficiency=eta, transfers=1,
                  startup=link.latency, transfer_bytes=np.asarray(link.transfer_bytes(message_bytes)),
                  bandwidth=link.bus_bandwidth, devices=link.devices)
 
 
+def _increasing(hidden: Sequence[float], minimum: int) -> np.ndarray:
+    """``hidden`` as a flat positive array of at least ``minimum`` strictly increasing sizes."""
+    h = _checks.positive("hidden", hidden).ravel()
+    if h.size < minimum or (np.diff(h) <= 0).any():
+        raise ValueError(f"hidden must be {minimum} or more strictly increasing sizes, got {h.tolist()}")
+    return h
+
+
 def break_even_hidden(hidden: Sequence[float], one_s: Sequence[float], split_s: Sequence[float]) -> float | None:
     """The hidden size past which the split stays faster, interpolated in log size.
 
-    Takes the first sweep point from which every larger size has
-    ``split < one`` and interpolates the crossing of ``split - one`` between
-    it and the point before, linearly in ``log(hidden)``. Returns ``hidden[0]``
+    ``hidden`` must be strictly increasing (a sweep from small to large);
+    ``one_s`` and ``split_s`` hold one time per size. Takes the first sweep
+    point from which every larger size has ``split < one`` and interpolates
+    the crossing of ``split - one`` between it and the point before,
+    linearly in ``log(hidden)``. Returns ``hidden[0]``
     when the split wins everywhere and ``None`` when it never stays ahead.
 
     >>> round(break_even_hidden([100, 200, 400], [1.0, 2.0, 4.0], [2.0, 2.0, 3.0]), 6)
     200.0
     >>> break_even_hidden([100, 200], [1.0, 1.0], [2.0, 2.0]) is None
     True
+    >>> break_even_hidden([200, 100], [1.0, 1.0], [2.0, 2.0])
+    Traceback (most recent call last):
+    ...
+    ValueError: hidden must be 1 or more strictly increasing sizes, got [200.0, 100.0]
     """
-    h = _checks.positive("hidden", hidden).ravel()
-    gap = _checks.nonnegative("split_s", split_s).ravel() - _checks.nonnegative("one_s", one_s).ravel()
-    if not h.size == gap.size:
-        raise ValueError(f"hidden, one_s and split_s must have the same length, got {h.size} and {gap.size}")
+    h = _increasing(hidden, minimum=1)
+    one = _checks.nonnegative("one_s", one_s).ravel()
+    split = _checks.nonnegative("split_s", split_s).ravel()
+    if not h.size == one.size == split.size:
+        raise ValueError("hidden, one_s and split_s must have the same length, "
+                         f"got {h.size}, {one.size} and {split.size}")
+    gap = split - one
     ahead = gap < 0
     if not ahead[-1]:
         return None
@@ -107,14 +136,25 @@ def break_even_hidden(hidden: Sequence[float], one_s: Sequence[float], split_s: 
 def step_gap(hidden: Sequence[float], first: float | None, second: float | None) -> float:
     """How many sweep steps apart two break-even sizes are (log spacing).
 
-    One step is the median ratio between neighbouring hidden sizes; ``inf``
-    when either break-even is missing.
+    One step is the median ratio between neighbouring hidden sizes, so
+    ``hidden`` needs at least two strictly increasing sizes. ``first`` and
+    ``second`` are break-even sizes (> 0); ``None`` or ``inf`` marks a
+    missing one, and the gap is then ``inf``.
 
     >>> step_gap([64, 128, 256, 512], 128, 512)
     2.0
+    >>> step_gap([64, 128], None, 128)
+    inf
+    >>> step_gap([64], 64, 64)
+    Traceback (most recent call last):
+    ...
+    ValueError: hidden must be 2 or more strictly increasing sizes, got [64.0]
     """
-    h = _checks.positive("hidden", hidden).ravel()
-    if first is None or second is None:
-        return float("inf")
+    h = _increasing(hidden, minimum=2)
+    ends = [None if end is None else float(_checks.positive(name, end, allow_inf=True))
+            for name, end in (("first", first), ("second", second))]
+    if None in ends or math.inf in ends:
+        return math.inf
+    first, second = ends
     step = float(np.median(np.diff(np.log(h))))
     return float(abs(np.log(first) - np.log(second)) / step)
