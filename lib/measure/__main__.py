@@ -23,6 +23,8 @@ from typing import Sequence
 from lib.measure import MeasureError, format_table, resolve_backend, run
 from lib.measure.launch import under_torchrun
 
+__all__ = ["main"]
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m lib.measure", description=(
