@@ -61,14 +61,19 @@ def _kind(kind: str) -> str:
     return name
 
 
-def _fraction_sent(kind: str, k: np.ndarray) -> np.ndarray:
-    """nccl-tests' busbw factor, which is also the share of n each device sends."""
+def _busbw_factor(kind: str, k: np.ndarray) -> np.ndarray:
+    """nccl-tests' busbw factor (1 for broadcast and reduce, whatever ``K``)."""
     name = _kind(kind)
     if name == "allreduce":
         return 2 * (k - 1) / k
     if name in ("allgather", "reducescatter", "alltoall"):
         return (k - 1) / k
     return np.ones_like(k)  # broadcast, reduce
+
+
+def _fraction_sent(kind: str, k: np.ndarray) -> np.ndarray:
+    """Share of ``n`` each device sends: the busbw factor, but 0 for one device."""
+    return np.where(k > 1, _busbw_factor(kind, k), 0.0)
 
 
 #: Collective names accepted by :func:`bus_bandwidth` (``"all-reduce"``,
@@ -79,8 +84,12 @@ KINDS = frozenset({"allreduce", "allgather", "reducescatter", "alltoall", "broad
 def bytes_sent(kind: str, message_bytes: Number, devices: Number) -> float | np.ndarray:
     """Bytes each device sends in a bandwidth-optimal ``kind`` of ``message_bytes``.
 
+    Zero for one device, whatever the kind: there is nobody to send to.
+
     >>> bytes_sent("all-gather", 800, 8)
     700.0
+    >>> bytes_sent("broadcast", 800, 8), bytes_sent("broadcast", 800, 1)
+    (800.0, 0.0)
     """
     n = _checks.nonnegative("message_bytes", message_bytes)
     k = _checks.count("devices", devices, minimum=1)
@@ -130,13 +139,15 @@ def busbw_factor(kind: str, devices: Number) -> float | np.ndarray:
     """nccl-tests' factor from algorithm bandwidth to bus bandwidth.
 
     ``2 (K - 1) / K`` for all-reduce; ``(K - 1) / K`` for all-gather,
-    reduce-scatter and all-to-all; ``1`` for broadcast and reduce.
+    reduce-scatter and all-to-all; ``1`` for broadcast and reduce. Kept
+    exactly as nccl-tests defines it, so broadcast and reduce keep ``1`` even
+    for one device, where :func:`bytes_sent` is 0.
 
     >>> busbw_factor("allreduce", 8), busbw_factor("broadcast", 8)
     (1.75, 1.0)
     """
     k = _checks.count("devices", devices, minimum=1)
-    return _checks.result(_fraction_sent(kind, k))
+    return _checks.result(_busbw_factor(kind, k))
 
 
 def algorithm_bandwidth(message_bytes: Number, seconds: Number) -> float | np.ndarray:
@@ -202,25 +213,30 @@ def crossover_message_bytes(latency: Number, bandwidth: Number, devices: Number,
 
     ``form="collective"``: ``l = V(n) / B``, so ``n = l B / factor``.
     ``form="ring"`` (all-reduce only): ``alpha = n / (K B)``, so ``n = alpha K B``.
-    Below it the startup dominates, above it the bytes do. Infinite for one device.
+    Below it the startup dominates, above it the bytes do. Infinite for one
+    device (nothing is sent). Zero when ``latency`` is 0, even on an ideal
+    link (infinite ``bandwidth``): with no startup the bytes always dominate.
 
     >>> from lib.units import GB, KB, s, us
     >>> round(crossover_message_bytes(5 * us, 400 * GB / s, 4) / KB, 1)
     1333.3
     >>> round(crossover_message_bytes(5 * us, 400 * GB / s, 4, form="ring") / KB, 1)
     8000.0
+    >>> crossover_message_bytes(0.0, float("inf"), 4)
+    0.0
     """
     latency_ = _checks.nonnegative("latency", latency)
     bandwidth_ = _checks.positive("bandwidth", bandwidth, allow_inf=True)
     k = _checks.count("devices", devices, minimum=1)
+    # l B, taken as 0 when l = 0 so that an ideal link (B = inf) gives 0, not 0 * inf = NaN.
+    startup_bytes = latency_ * np.where(latency_ > 0, bandwidth_, 0.0)
     if form == "collective":
         factor = _fraction_sent(kind, k)
-        with np.errstate(divide="ignore"):
-            size = np.where(factor > 0, latency_ * bandwidth_ / np.where(factor > 0, factor, 1), np.inf)
+        size = np.where(factor > 0, startup_bytes / np.where(factor > 0, factor, 1), np.inf)
     elif form == "ring":
         if _kind(kind) != "allreduce":
             raise ValueError(f"kind must be 'allreduce' for form='ring', got {kind!r}")
-        size = np.where(k > 1, latency_ * k * bandwidth_, np.inf)
+        size = np.where(k > 1, startup_bytes * k, np.inf)
     else:
         raise ValueError(f"form must be 'collective' or 'ring', got {form!r}")
     return _checks.result(size)
@@ -332,11 +348,15 @@ def chunk_contributions(run: RingRun, devices: int) -> np.ndarray:
     all-gather transfer copies it. Returns shape ``(steps + 1, K, K)``
     indexed ``[step, device, chunk]``.
 
+    ``devices`` must be the number of devices in ``run``.
+
     >>> run = simulate_ring_allreduce([np.zeros(4)] * 4)
     >>> int(chunk_contributions(run, 4)[-1].min())
     4
     """
     k = int(_checks.count("devices", devices, minimum=1))
+    if k != len(run.results):
+        raise ValueError(f"devices must equal the number of devices in run ({len(run.results)}), got {k}")
     counts = np.ones((run.steps + 1, k, k), dtype=int)
     for step in range(run.steps):
         before = counts[step].copy()

@@ -4,6 +4,7 @@ and lib.tp_block (the tensor-parallel block against the unsplit one)."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from lib import collectives as col
 from lib import tp_block
-from lib.units import GB, KB, MB, s, us
+from lib.units import GB, MB, s, us
 
 
 # --- byte counts and nccl-tests factors -------------------------------------------------
@@ -69,6 +70,33 @@ def test_single_device_costs_nothing():
     assert col.collective_time("allreduce", 1 * MB, 1, 5 * us, 1 * GB / s) == 0
     assert col.ring_allreduce_time(1 * MB, 1, 5 * us, 1 * GB / s) == 0
     assert col.crossover_message_bytes(5 * us, 1 * GB / s, 1) == math.inf
+
+
+@pytest.mark.parametrize("kind", sorted(col.KINDS))
+def test_one_device_sends_nothing_whatever_the_kind(kind):
+    assert col.bytes_sent(kind, 100, 1) == 0
+    assert col.collective_time(kind, 100, 1, 5 * us, 1 * GB / s) == 0
+    assert col.crossover_message_bytes(5 * us, 1 * GB / s, 1, kind=kind) == math.inf
+
+
+def test_broadcast_sends_the_whole_message_from_two_devices_up():
+    # A pipelined broadcast or reduce passes all n bytes along; one device passes nothing.
+    np.testing.assert_allclose(col.bytes_sent("broadcast", 100, [1, 2, 8]), [0, 100, 100])
+    np.testing.assert_allclose(col.bytes_sent("reduce", 100, [1, 2, 8]), [0, 100, 100])
+    # The nccl-tests busbw factor stays 1 even for one device (documented departure).
+    assert col.busbw_factor("broadcast", 1) == 1
+
+
+@pytest.mark.parametrize("form", ["collective", "ring"])
+def test_crossover_with_no_startup_is_zero_even_on_an_ideal_link(form):
+    # No startup cost: the transfer term dominates every message, so the crossover is 0 (not NaN).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert col.crossover_message_bytes(0.0, math.inf, 4, form=form) == 0
+        assert col.crossover_message_bytes(0.0, 1 * GB / s, 4, form=form) == 0
+        out = col.crossover_message_bytes(np.array([0.0, 5 * us]), math.inf, 4, form=form)
+    # With a startup but an ideal link the startup always dominates: infinite crossover.
+    assert out.tolist() == [0.0, math.inf]
 
 
 # --- the ring simulator -------------------------------------------------------------------
@@ -144,23 +172,25 @@ def test_single_device_ring_is_a_copy():
 
 # --- bad input ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("call", [
-    lambda: col.allreduce_bytes(-1, 2),
-    lambda: col.allreduce_bytes(10, 0),
-    lambda: col.allreduce_bytes(10, 2.5),
-    lambda: col.allgather_bytes(float("nan"), 2),
-    lambda: col.bus_bandwidth("gossip", 10, 1, 2),
-    lambda: col.bus_bandwidth("allreduce", 10, 0, 2),
-    lambda: col.collective_time("allreduce", 10, 2, -1e-6, 1e9),
-    lambda: col.ring_allreduce_time(10, 2, 1e-6, 0),
-    lambda: col.crossover_message_bytes(1e-6, 1e9, 4, form="tree"),
-    lambda: col.crossover_message_bytes(1e-6, 1e9, 4, kind="allgather", form="ring"),
-    lambda: col.ring_allreduce([]),
-    lambda: col.ring_allreduce([np.ones(3), np.ones(4)]),
-    lambda: col.ring_allreduce([np.array([1.0, np.nan]), np.ones(2)]),
+@pytest.mark.parametrize("name, call", [
+    ("message_bytes", lambda: col.allreduce_bytes(-1, 2)),
+    ("devices", lambda: col.allreduce_bytes(10, 0)),
+    ("devices", lambda: col.allreduce_bytes(10, 2.5)),
+    ("message_bytes", lambda: col.allgather_bytes(float("nan"), 2)),
+    ("kind", lambda: col.bus_bandwidth("gossip", 10, 1, 2)),
+    ("seconds", lambda: col.bus_bandwidth("allreduce", 10, 0, 2)),
+    ("latency", lambda: col.collective_time("allreduce", 10, 2, -1e-6, 1e9)),
+    ("bandwidth", lambda: col.ring_allreduce_time(10, 2, 1e-6, 0)),
+    ("form", lambda: col.crossover_message_bytes(1e-6, 1e9, 4, form="tree")),
+    ("kind", lambda: col.crossover_message_bytes(1e-6, 1e9, 4, kind="allgather", form="ring")),
+    ("arrays", lambda: col.ring_allreduce([])),
+    ("arrays", lambda: col.ring_allreduce([np.ones(3), np.ones(4)])),
+    ("arrays", lambda: col.ring_allreduce([np.array([1.0, np.nan]), np.ones(2)])),
+    ("devices", lambda: col.chunk_contributions(col.simulate_ring_allreduce([np.ones(4)] * 4), 3)),
+    ("devices", lambda: col.chunk_contributions(col.simulate_ring_allreduce([np.ones(4)] * 4), 5)),
 ])
-def test_bad_input_raises(call):
-    with pytest.raises(ValueError):
+def test_bad_input_raises(name, call):
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
         call()
 
 
