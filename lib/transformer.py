@@ -302,17 +302,22 @@ def tp_crossover_batch(hidden: Number, bytes_per_element: Number, devices: Numbe
 
     Solves ``latency = 2 (K - 1) / K * d * b * B / bandwidth`` for ``B``.
     Below it the per-token communication is latency-bound, above it
-    bandwidth-bound. Infinite for one device (nothing is sent).
+    bandwidth-bound. Infinite for one device (nothing is sent). Zero when
+    ``latency`` is 0, even with infinite ``bandwidth``: with no startup the
+    transfer always dominates.
 
     >>> from lib.units import GB, s, us
     >>> round(tp_crossover_batch(8192, 2, 4, 5 * us, 400 * GB / s), 1)
     81.4
+    >>> tp_crossover_batch(8192, 2, 4, 0.0, float("inf"))
+    0.0
     """
     per_sample = np.asarray(tp_bytes_per_collective(hidden, bytes_per_element, 1, devices))
     latency_ = _checks.nonnegative("latency", latency)
     bandwidth_ = _checks.positive("bandwidth", bandwidth, allow_inf=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        batch = np.where(per_sample > 0, latency_ * bandwidth_ / np.where(per_sample > 0, per_sample, 1), np.inf)
+    # latency * bandwidth, taken as 0 when latency = 0 (0 * inf would be NaN).
+    startup_bytes = latency_ * np.where(latency_ > 0, bandwidth_, 0.0)
+    batch = np.where(per_sample > 0, startup_bytes / np.where(per_sample > 0, per_sample, 1), np.inf)
     return _checks.result(batch)
 
 
@@ -367,12 +372,17 @@ def kv_heads_per_device(config: ModelConfig, devices: int) -> float:
     """KV heads whose cache each device stores at degree ``devices``.
 
     ``kv_heads / K`` while ``K`` divides them, then 1 (a replicated copy):
-    past that point the per-device KV cache stops shrinking.
+    past that point the per-device KV cache stops shrinking. ``devices`` must
+    be one of ``valid_tp_degrees(config, devices, replicate_kv=True)``; other
+    degrees would leave devices with fractions of a head.
 
     >>> [kv_heads_per_device(PRESETS["llama-3-8b"], k) for k in (1, 4, 8, 16)]
     [8.0, 2.0, 1.0, 1.0]
     """
     k = int(_checks.count("devices", devices, minimum=1))
+    if k not in valid_tp_degrees(config, k, replicate_kv=True):
+        raise ValueError(f"devices must split the {config.heads} heads and {config.kv_heads} KV heads "
+                         f"of {config.name} evenly (see valid_tp_degrees), got {k}")
     return float(max(config.kv_heads / k, 1.0))
 
 

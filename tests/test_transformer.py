@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,7 +30,7 @@ PUBLISHED = {
 
 def test_at_least_six_presets_each_with_a_source():
     assert len(tr.PRESETS) >= 6
-    bib = open("references.bib", encoding="utf-8").read()
+    bib = (Path(__file__).resolve().parents[1] / "references.bib").read_text(encoding="utf-8")
     for config in tr.PRESETS.values():
         assert config.source and "@" not in config.source
         assert "{" + config.source + "," in bib
@@ -80,6 +82,15 @@ def test_crossover_batch_balances_the_two_terms():
     per_collective_transfer = tr.tp_bytes_per_collective(config.hidden, 2, 1, 4) * batch / (400 * GB / s)
     assert math.isclose(per_collective_transfer, 5 * us)
     assert tr.tp_crossover_batch(8192, 2, 1, 5 * us, 400 * GB / s) == math.inf
+
+
+def test_crossover_batch_with_no_startup_is_zero():
+    # No startup: the transfer term dominates at every batch, so 0 (not 0 * inf = NaN).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert tr.tp_crossover_batch(8192, 2, 4, 0.0, math.inf) == 0
+        assert tr.tp_crossover_batch(8192, 2, 4, 0.0, 400 * GB / s) == 0
+        assert tr.tp_crossover_batch(8192, 2, 4, 5 * us, math.inf) == math.inf
 
 
 @given(st.integers(1, 64), st.integers(1, 16), st.sampled_from([1, 2, 4]))
@@ -138,6 +149,13 @@ def test_kv_heads_per_device_stops_shrinking():
     assert tr.kv_heads_per_device(config, 2) == 4.0
 
 
+@pytest.mark.parametrize("k", [3, 5, 6, 12])
+def test_kv_heads_per_device_refuses_uneven_degrees(k):
+    # Llama-3 8B: 32 heads, 8 KV heads; none of these splits them into whole heads.
+    with pytest.raises(ValueError, match="devices"):
+        tr.kv_heads_per_device(tr.PRESETS["llama-3-8b"], k)
+
+
 def test_shard_efficiency_falls_as_shards_shrink():
     widths = np.array([8192, 4096, 2048, 1024])
     eta = tr.shard_efficiency(widths, 1024)
@@ -145,23 +163,24 @@ def test_shard_efficiency_falls_as_shards_shrink():
     assert eta[-1] == 0.5
 
 
-@pytest.mark.parametrize("call", [
-    lambda: tr.tp_bytes_per_collective(8192, 2, 1, 0),
-    lambda: tr.tp_bytes_per_collective(8192, 2, 1.5, 2),
-    lambda: tr.tp_bytes_per_collective(8192, -2, 1, 2),
-    lambda: tr.tp_comm_per_token(tr.PRESETS["llama-3-8b"], 2, latency=-1.0),
-    lambda: tr.tp_comm_per_token(tr.PRESETS["llama-3-8b"], 2, bandwidth=0.0),
-    lambda: tr.decode_time_bound(float("nan"), 1, 1.0),
-    lambda: tr.decode_time_bound(1.0, 2, -1.0),
-    lambda: tr.valid_tp_degrees(tr.PRESETS["llama-3-8b"], 0),
-    lambda: tr.shard_efficiency(0, 1),
-    lambda: tr.ModelConfig("x", layers=0, hidden=8, heads=2, kv_heads=1, ffn_hidden=8, vocab=4),
-    lambda: tr.ModelConfig("x", layers=1, hidden=8, heads=4, kv_heads=3, ffn_hidden=8, vocab=4),
-    lambda: tr.ModelConfig("x", layers=1, hidden=8, heads=2, kv_heads=1, ffn_hidden=8, vocab=4,
-                           experts=2, experts_per_token=3),
+@pytest.mark.parametrize("name, call", [
+    ("devices", lambda: tr.tp_bytes_per_collective(8192, 2, 1, 0)),
+    ("batch", lambda: tr.tp_bytes_per_collective(8192, 2, 1.5, 2)),
+    ("bytes_per_element", lambda: tr.tp_bytes_per_collective(8192, -2, 1, 2)),
+    ("latency", lambda: tr.tp_comm_per_token(tr.PRESETS["llama-3-8b"], 2, latency=-1.0)),
+    ("bandwidth", lambda: tr.tp_comm_per_token(tr.PRESETS["llama-3-8b"], 2, bandwidth=0.0)),
+    ("parameter_bytes", lambda: tr.decode_time_bound(float("nan"), 1, 1.0)),
+    ("device_bandwidth", lambda: tr.decode_time_bound(1.0, 2, -1.0)),
+    ("max_devices", lambda: tr.valid_tp_degrees(tr.PRESETS["llama-3-8b"], 0)),
+    ("work_per_device", lambda: tr.shard_efficiency(0, 1)),
+    ("layers", lambda: tr.ModelConfig("x", layers=0, hidden=8, heads=2, kv_heads=1, ffn_hidden=8, vocab=4)),
+    ("kv_heads", lambda: tr.ModelConfig("x", layers=1, hidden=8, heads=4, kv_heads=3, ffn_hidden=8, vocab=4)),
+    ("experts_per_token", lambda: tr.ModelConfig("x", layers=1, hidden=8, heads=2, kv_heads=1, ffn_hidden=8,
+                                                 vocab=4, experts=2, experts_per_token=3)),
+    ("devices", lambda: tr.kv_heads_per_device(tr.PRESETS["llama-3-8b"], 3)),
 ])
-def test_bad_input_raises(call):
-    with pytest.raises(ValueError):
+def test_bad_input_raises(name, call):
+    with pytest.raises(ValueError, match=rf"\b{name}\b"):
         call()
 
 
