@@ -9,6 +9,7 @@ every process and leaves no child behind).
 from __future__ import annotations
 
 import math
+import socket
 import subprocess
 import sys
 
@@ -242,6 +243,38 @@ def test_failed_rank_ends_every_process(mode):
         measure.check_split(devices=2, backend="gloo", timeout=120, fault={"rank": 1, "mode": mode})
     survivors = _children() - before
     assert not survivors, f"orphan processes: {survivors}"
+
+
+def test_a_taken_port_is_retried_once_on_a_fresh_one(monkeypatch):
+    # Another program listens on the first port handed out, as if it grabbed it after free_port().
+    before = _children()
+    ports = []
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        taken = squatter.getsockname()[1]
+        fresh = launch.free_port
+
+        def handed_out() -> int:
+            ports.append(taken if not ports else fresh())
+            return ports[-1]
+
+        monkeypatch.setattr(launch, "free_port", handed_out)
+        result = measure.check_split(devices=2, hidden=64, backend="gloo", timeout=120)
+    assert result["max_abs_error"] < 1e-5
+    assert len(ports) == 2 and ports[0] == taken != ports[1]
+    assert _children() <= before
+
+
+def test_a_port_taken_twice_fails_with_the_ranks_error(monkeypatch):
+    before = _children()
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        monkeypatch.setattr(launch, "free_port", lambda: squatter.getsockname()[1])
+        with pytest.raises(measure.MeasureError, match="rank 0 of 2"):
+            measure.check_split(devices=2, backend="gloo", timeout=120)
+    assert _children() <= before
 
 
 def test_hung_rank_ends_every_process_after_the_timeout():

@@ -5,9 +5,10 @@ worker processes itself (``python -m lib.measure.worker``) with the same
 environment variables ``torchrun`` sets (``RANK``, ``WORLD_SIZE``,
 ``LOCAL_RANK``, ``MASTER_ADDR``, ``MASTER_PORT``), so the worker code runs
 unchanged under either. The launcher picks the backend, finds a free port on
-127.0.0.1, forwards rank 0's progress lines, and if any rank exits with an
-error, or the whole run outlives ``timeout``, it ends every rank and raises
-:class:`MeasureError`. Workers also watch their parent and exit if it dies,
+127.0.0.1 (and tries a second one if another program took the first before
+rank 0 could bind it), forwards rank 0's progress lines, and if any rank
+exits with an error, or the whole run outlives ``timeout``, it ends every
+rank and raises :class:`MeasureError`. Workers also watch their parent and exit if it dies,
 so no orphan keeps running.
 
 >>> resolve_backend(2, "auto", cores=2, gpus=0)
@@ -180,33 +181,60 @@ def launch(task: str, devices: int, backend: str = "auto", config: dict[str, Any
     settings = {"task": task, "backend": backend, "threads": int(threads), "timeout": float(timeout),
                 "config": config or {}, "result": str(folder / "result.json")}
     (folder / "config.json").write_text(json.dumps(settings))
-    port = free_port()
-    processes: list[subprocess.Popen] = []
     logs = [folder / f"rank{rank}.log" for rank in range(devices)]
+    deadline = time.monotonic() + timeout
     try:
-        for rank in range(devices):
-            env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(devices), LOCAL_RANK=str(rank),
-                       LOCAL_WORLD_SIZE=str(devices), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                       OMP_NUM_THREADS=str(threads), PYTHONUNBUFFERED="1",
-                       PYTHONPATH=os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
-                       **{CONFIG_ENV: str(folder / "config.json"), _PARENT_ENV: str(os.getpid())})
-            if backend == "gloo":
-                env.setdefault("GLOO_SOCKET_IFNAME", "lo")
-            with open(logs[rank], "w") as log:
-                processes.append(subprocess.Popen([sys.executable, "-m", "lib.measure.worker"], env=env,
-                                                  stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                                  cwd=str(_ROOT), start_new_session=True))
-        _watch(processes, logs, timeout, echo)
-        return json.loads((folder / "result.json").read_text())
+        for attempt in (1, 2):
+            processes: list[subprocess.Popen] = []
+            try:
+                _start(processes, logs, backend, threads, folder / "config.json", free_port())
+                _watch(processes, logs, timeout, echo, deadline)
+                return json.loads((folder / "result.json").read_text())
+            except MeasureError:
+                # The free port can be taken between free_port() and rank 0 binding it; then
+                # nothing has run yet, so one retry on a fresh port is safe.
+                if attempt == 1 and _port_taken(logs) and time.monotonic() < deadline:
+                    continue
+                raise
+            finally:
+                _stop(processes)
+        raise AssertionError("unreachable")
     finally:
-        _stop(processes)
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _start(processes: list[subprocess.Popen], logs: list[Path], backend: str, threads: int, config: Path,
+           port: int) -> None:
+    """Start one worker per log file, appending each to ``processes`` as soon as it runs."""
+    devices = len(logs)
+    for rank in range(devices):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(devices), LOCAL_RANK=str(rank),
+                   LOCAL_WORLD_SIZE=str(devices), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                   OMP_NUM_THREADS=str(threads), PYTHONUNBUFFERED="1",
+                   PYTHONPATH=os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
+                   **{CONFIG_ENV: str(config), _PARENT_ENV: str(os.getpid())})
+        if backend == "gloo":
+            env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+        with open(logs[rank], "w") as log:
+            processes.append(subprocess.Popen([sys.executable, "-m", "lib.measure.worker"], env=env,
+                                              stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                              cwd=str(_ROOT), start_new_session=True))
+
+
+def _port_taken(logs: list[Path]) -> bool:
+    """True when a rank failed to bind the rendezvous port before rank 0 reported any progress."""
+    texts = [log.read_text(errors="replace") if log.exists() else "" for log in logs]
+    started = any(line.startswith("[measure]") for line in texts[0].splitlines())
+    return not started and any("EADDRINUSE" in text or "address already in use" in text.lower()
+                               for text in texts)
+
+
 def _watch(processes: list[subprocess.Popen], logs: list[Path], timeout: float,
-           echo: Callable[[str], None] | None) -> None:
-    """Wait for every rank; echo rank 0's new lines; raise on failure or timeout."""
-    deadline = time.monotonic() + timeout
+           echo: Callable[[str], None] | None, deadline: float) -> None:
+    """Wait for every rank; echo rank 0's new lines; raise on failure or at ``deadline``.
+
+    ``timeout`` is the whole run's limit in seconds, quoted in the error.
+    """
     shown = 0
     while True:
         if echo is not None:
