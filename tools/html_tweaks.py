@@ -1,7 +1,11 @@
 """Sphinx extension: small corrections to the HTML that Jupyter Book and its theme write.
 
-Three of them, all applied just before each page is written:
+Four of them, all applied just before each page is written:
 
+* **No internet script.** Jupyter Book 1.x always loads ``sphinx_thebe``,
+  which writes the address of a script on a public CDN into every page (used
+  only to run code live, which this book does not offer). The book must work
+  offline, so :func:`is_thebe` entries are dropped from every page.
 * **Page-only assets.** Jupyter Book 1.x adds every ``.js`` and ``.css`` file
   under ``_static`` to every page. The what-if calculator
   (``book/calculator.md``) needs its files on its own page only; elsewhere
@@ -44,8 +48,24 @@ def asset_name(asset: Any) -> str:
     >>> asset_name("_static/calculator.js?v=1234")
     'calculator.js'
     """
-    name = str(getattr(asset, "filename", "") or asset)
-    return name.split("?")[0].rsplit("/", 1)[-1]
+    return _address(asset).rsplit("/", 1)[-1]
+
+
+def _address(asset: Any) -> str:
+    """The address of a script or stylesheet entry (Sphinx object or string), without query."""
+    return str(getattr(asset, "filename", "") or asset).split("?")[0]
+
+
+def is_thebe(asset: Any) -> bool:
+    """Whether a script entry is Thebe's (its CDN loader, or inline code naming it).
+
+    >>> is_thebe("https://unpkg.com/thebe@0.8.2/lib/index.js"), is_thebe("_static/sphinx-thebe.js?v=1")
+    (True, True)
+    >>> is_thebe("_static/doctools.js")
+    False
+    """
+    body = str(getattr(asset, "attributes", {}).get("body", ""))
+    return "thebe" in _address(asset).lower() or "THEBE" in body
 
 
 def keep(asset: Any, pagename: str) -> bool:
@@ -57,7 +77,7 @@ def keep(asset: Any, pagename: str) -> bool:
     (True, False)
     """
     name = asset_name(asset)
-    if name in THEME_REPLACEMENTS:
+    if name in THEME_REPLACEMENTS or is_thebe(asset):
         return False
     owner = PAGE_ONLY.get(name)
     return owner is None or owner == pagename
