@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from lib import _checks
+from lib import _checks, collectives
 
 __all__ = [
     "ModelConfig",
@@ -239,7 +239,7 @@ def tp_bytes_per_collective(hidden: Number, bytes_per_element: Number, batch: Nu
     b = _checks.positive("bytes_per_element", bytes_per_element)
     batch_ = _checks.count("batch", batch, minimum=1)
     k = _checks.count("devices", devices, minimum=1)
-    return _checks.result(2 * (k - 1) / k * d * b * batch_)
+    return collectives.allreduce_bytes(d * b * batch_, k)
 
 
 def tp_collectives_per_token(config: ModelConfig) -> int:
@@ -300,7 +300,9 @@ def tp_crossover_batch(hidden: Number, bytes_per_element: Number, devices: Numbe
                        bandwidth: Number) -> float | np.ndarray:
     """Batch size at which an all-reduce's transfer time equals its startup.
 
-    Solves ``latency = 2 (K - 1) / K * d * b * B / bandwidth`` for ``B``.
+    Solves ``latency = 2 (K - 1) / K * d * b * B / bandwidth`` for ``B``:
+    :func:`lib.collectives.crossover_message_bytes` over the ``d * b`` bytes
+    of one sample's activation.
     Below it the per-token communication is latency-bound, above it
     bandwidth-bound. Infinite for one device (nothing is sent). Zero when
     ``latency`` is 0, even with infinite ``bandwidth``: with no startup the
@@ -312,13 +314,10 @@ def tp_crossover_batch(hidden: Number, bytes_per_element: Number, devices: Numbe
     >>> tp_crossover_batch(8192, 2, 4, 0.0, float("inf"))
     0.0
     """
-    per_sample = np.asarray(tp_bytes_per_collective(hidden, bytes_per_element, 1, devices))
-    latency_ = _checks.nonnegative("latency", latency)
-    bandwidth_ = _checks.positive("bandwidth", bandwidth, allow_inf=True)
-    # latency * bandwidth, taken as 0 when latency = 0 (0 * inf would be NaN).
-    startup_bytes = latency_ * np.where(latency_ > 0, bandwidth_, 0.0)
-    batch = np.where(per_sample > 0, startup_bytes / np.where(per_sample > 0, per_sample, 1), np.inf)
-    return _checks.result(batch)
+    d = _checks.count("hidden", hidden, minimum=1)
+    b = _checks.positive("bytes_per_element", bytes_per_element)
+    message = np.asarray(collectives.crossover_message_bytes(latency, bandwidth, devices))
+    return _checks.result(message / (d * b))
 
 
 def decode_time_bound(parameter_bytes: Number, devices: Number, device_bandwidth: Number,
