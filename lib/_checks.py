@@ -14,11 +14,11 @@ ValueError: serial must be >= 0, got -1.0
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["as_float", "nonnegative", "positive", "fraction", "count", "result"]
+__all__ = ["as_float", "nonnegative", "positive", "fraction", "count", "scalar", "scalar_count", "result"]
 
 
 def _describe(value: Any) -> str:
@@ -81,6 +81,41 @@ def count(name: str, value: Any, minimum: int = 0) -> np.ndarray:
     if (array < minimum).any():
         raise ValueError(f"{name} must be >= {minimum}, got {_describe(value)}")
     return array
+
+
+def _single(name: str, value: Any, array: np.ndarray, what: str) -> np.ndarray:
+    """``array`` if it holds one value; otherwise a ValueError naming ``name`` and ``value``."""
+    if array.ndim != 0:
+        raise ValueError(f"{name} must be a scalar (a single {what}, not an array), got {value!r}")
+    return array
+
+
+def scalar(name: str, value: Any, check: Callable[[str, Any], np.ndarray] = as_float) -> float:
+    """One number, not an array: ``check(name, value)`` as a plain float.
+
+    For parameters that a sweep cannot vary (a simulation's settings).
+
+    >>> scalar("hop", 0.5, nonnegative)
+    0.5
+    >>> scalar("hop", [0.5, 1.0], nonnegative)
+    Traceback (most recent call last):
+    ...
+    ValueError: hop must be a scalar (a single number, not an array), got [0.5, 1.0]
+    """
+    return float(_single(name, value, check(name, value), "number"))
+
+
+def scalar_count(name: str, value: Any, minimum: int = 0) -> int:
+    """One whole number >= ``minimum``, not an array, as a plain int.
+
+    >>> scalar_count("servers", 2.0, minimum=1)
+    2
+    >>> scalar_count("servers", [1, 2], minimum=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: servers must be a scalar (a single whole number, not an array), got [1, 2]
+    """
+    return int(_single(name, value, count(name, value, minimum), "whole number"))
 
 
 def result(value: np.ndarray) -> float | np.ndarray:

@@ -30,13 +30,6 @@ __all__ = ["route", "expert_capacity", "Routing", "dispatch", "simulate_router",
            "dispatch_bytes"]
 
 
-def _int(name: str, value: Any, minimum: int) -> int:
-    array = _checks.count(name, value, minimum=minimum)
-    if array.ndim != 0:
-        raise ValueError(f"{name} must be a single whole number, got {value!r}")
-    return int(array)
-
-
 def route(tokens: int, experts: int, top_k: int = 2, seed: int = 0, skew: float = 0.0) -> np.ndarray:
     """Choose ``top_k`` distinct experts for each of ``tokens`` random tokens.
 
@@ -67,12 +60,12 @@ def route(tokens: int, experts: int, top_k: int = 2, seed: int = 0, skew: float 
     >>> bool((route(6, 8, 2, seed=3) == route(6, 8, 2, seed=3)).all())
     True
     """
-    t = _int("tokens", tokens, 1)
-    e = _int("experts", experts, 1)
-    k = _int("top_k", top_k, 1)
+    t = _checks.scalar_count("tokens", tokens, minimum=1)
+    e = _checks.scalar_count("experts", experts, minimum=1)
+    k = _checks.scalar_count("top_k", top_k, minimum=1)
     if k > e:
         raise ValueError(f"top_k must be <= experts ({e}), got {top_k!r}")
-    bias = float(_checks.nonnegative("skew", skew))
+    bias = _checks.scalar("skew", skew, _checks.nonnegative)
     rng = np.random.default_rng(seed)
     popularity = rng.standard_normal(e)
     scores = rng.standard_normal((t, e)) + bias * popularity
@@ -87,10 +80,10 @@ def expert_capacity(tokens: int, experts: int, top_k: int, capacity_factor: floa
     >>> expert_capacity(1024, 8, 2, 1.25)
     320
     """
-    t = _int("tokens", tokens, 1)
-    e = _int("experts", experts, 1)
-    k = _int("top_k", top_k, 1)
-    f = float(_checks.positive("capacity_factor", capacity_factor))
+    t = _checks.scalar_count("tokens", tokens, minimum=1)
+    e = _checks.scalar_count("experts", experts, minimum=1)
+    k = _checks.scalar_count("top_k", top_k, minimum=1)
+    f = _checks.scalar("capacity_factor", capacity_factor, _checks.positive)
     if not math.isfinite(f):
         raise ValueError(f"capacity_factor must be finite, got {capacity_factor!r}")
     return math.ceil(round(f * t * k / e, 9))
@@ -177,8 +170,8 @@ def dispatch(assignments: Any, experts: int, capacity: int) -> Routing:
     [[True, True], [True, True], [False, True]]
     """
     a = np.asarray(assignments)
-    e = _int("experts", experts, 1)
-    c = _int("capacity", capacity, 0)
+    e = _checks.scalar_count("experts", experts, minimum=1)
+    c = _checks.scalar_count("capacity", capacity, minimum=0)
     if a.ndim != 2 or a.size == 0 or not np.issubdtype(a.dtype, np.integer):
         raise ValueError(f"assignments must be a non-empty 2-D array of expert indices, got {assignments!r}")
     if a.min() < 0 or a.max() >= e:
@@ -217,9 +210,9 @@ def dispatch_bytes(routing: Routing, devices: int, hidden: int, bytes_per_elemen
     >>> dispatch_bytes(r, devices=2, hidden=4, bytes_per_element=2).tolist()
     [8.0, 8.0]
     """
-    d = _int("devices", devices, 1)
-    h = _int("hidden", hidden, 1)
-    b = float(_checks.positive("bytes_per_element", bytes_per_element))
+    d = _checks.scalar_count("devices", devices, minimum=1)
+    h = _checks.scalar_count("hidden", hidden, minimum=1)
+    b = _checks.scalar("bytes_per_element", bytes_per_element, _checks.positive)
     if routing.experts % d:
         raise ValueError(f"devices must divide experts ({routing.experts}), got {devices!r}")
     t = routing.assignments.shape[0]

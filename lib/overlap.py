@@ -167,11 +167,9 @@ def chunked_schedule(phase: Phase, chunks: int) -> ChunkSchedule:
     >>> round(plan.makespan / ms, 2)
     8.82
     """
-    n = int(_chunks(chunks))
-    for field in fields(phase):
-        value = getattr(phase, field.name)
-        if np.ndim(value) != 0:
-            raise ValueError(f"phase.{field.name} must be a scalar (one phase, not a sweep), got {value!r}")
+    n = _checks.scalar_count("chunks", chunks, minimum=1)
+    for field in fields(phase):  # one phase, not a sweep
+        _checks.scalar(f"phase.{field.name}", getattr(phase, field.name))
     a = float(chunk_compute_time(phase, n))
     b = float(chunk_communication_time(phase, n))
     serial = float(phase.serial)

@@ -170,13 +170,6 @@ def _stage_times(stage_times: Any) -> tuple[float, ...]:
     return tuple(float(t) for t in array)
 
 
-def _scalar_count(name: str, value: Any) -> int:
-    array = _checks.count(name, value, minimum=1)
-    if array.ndim != 0:
-        raise ValueError(f"{name} must be a single whole number, got {value!r}")
-    return int(array)
-
-
 def simulate_pipeline(stage_times: Sequence[float], microbatches: int, hop: float = 0.0,
                       chunks: int = 1, tokens: int = 1) -> Schedule:
     """Schedule a forward-only (inference) pipeline event by event.
@@ -230,13 +223,10 @@ def simulate_pipeline(stage_times: Sequence[float], microbatches: int, hop: floa
     ValueError: stage_times must be a non-empty list of seconds, got []
     """
     times = _stage_times(stage_times)
-    m = _scalar_count("microbatches", microbatches)
-    v = _scalar_count("chunks", chunks)
-    n = _scalar_count("tokens", tokens)
-    h = _checks.nonnegative("hop", hop)
-    if h.ndim != 0:
-        raise ValueError(f"hop must be a single number, got {hop!r}")
-    h = float(h)
+    m = _checks.scalar_count("microbatches", microbatches, minimum=1)
+    v = _checks.scalar_count("chunks", chunks, minimum=1)
+    n = _checks.scalar_count("tokens", tokens, minimum=1)
+    h = _checks.scalar("hop", hop, _checks.nonnegative)
     s = len(times)
     last = v * s - 1  # index of the last chunk in visiting order
 

@@ -96,21 +96,19 @@ def poisson_requests(count: int, rate: float, mean_work: float, seed: int = 0, c
     >>> bool(np.all(np.diff(r.arrivals) >= 0))
     True
     """
-    n = _checks.count("count", count, minimum=1)
-    if n.ndim != 0:
-        raise ValueError(f"count must be a single whole number, got {count!r}")
-    lam = float(_checks.positive("rate", rate))
-    mean = float(_checks.positive("mean_work", mean_work))
-    spread = float(_checks.nonnegative("cv", cv))
+    n = _checks.scalar_count("count", count, minimum=1)
+    lam = _checks.scalar("rate", rate, _checks.positive)
+    mean = _checks.scalar("mean_work", mean_work, _checks.positive)
+    spread = _checks.scalar("cv", cv, _checks.nonnegative)
     if not (math.isfinite(lam) and math.isfinite(mean)):
         raise ValueError(f"rate and mean_work must be finite, got {rate!r} and {mean_work!r}")
     rng = np.random.default_rng(seed)
-    arrivals = np.cumsum(rng.exponential(1.0 / lam, int(n)))
+    arrivals = np.cumsum(rng.exponential(1.0 / lam, n))
     if spread < 1e-6:  # narrower than that, a gamma is the mean to within rounding
-        work = np.full(int(n), mean)
+        work = np.full(n, mean)
     else:
         shape = 1.0 / spread**2
-        work = rng.gamma(shape, mean / shape, int(n))
+        work = rng.gamma(shape, mean / shape, n)
     return Requests(arrivals, work)
 
 
@@ -178,18 +176,16 @@ def serve(requests: Requests, servers: int = 1, speedup: float = 1.0) -> QueueRe
     >>> serve(r, servers=1, speedup=2.0).finishes.tolist()
     [1.0, 2.0, 3.0]
     """
-    c = _checks.count("servers", servers, minimum=1)
-    if c.ndim != 0:
-        raise ValueError(f"servers must be a single whole number, got {servers!r}")
-    k = float(_checks.positive("speedup", speedup))
+    c = _checks.scalar_count("servers", servers, minimum=1)
+    k = _checks.scalar("speedup", speedup, _checks.positive)
     if not math.isfinite(k):
         raise ValueError(f"speedup must be finite, got {speedup!r}")
     arrivals = requests.arrivals
     service = requests.work / k
-    free = [0.0] * int(c)
+    free = [0.0] * c
     starts = np.empty_like(arrivals)
     for i, (arrival, length) in enumerate(zip(arrivals.tolist(), service.tolist())):
         start = max(arrival, free[0])
         starts[i] = start
         heapq.heapreplace(free, start + length)
-    return QueueResult(arrivals, starts, starts + service, int(c), k)
+    return QueueResult(arrivals, starts, starts + service, c, k)

@@ -353,7 +353,7 @@ def valid_tp_degrees(config: ModelConfig, max_devices: int, replicate_kv: bool =
     >>> valid_tp_degrees(PRESETS["llama-3-8b"], 64, replicate_kv=True)
     [1, 2, 4, 8, 16, 32]
     """
-    top = int(_checks.count("max_devices", max_devices, minimum=1))
+    top = _checks.scalar_count("max_devices", max_devices, minimum=1)
     degrees = []
     for k in range(1, top + 1):
         if config.heads % k:
@@ -378,7 +378,7 @@ def kv_heads_per_device(config: ModelConfig, devices: int) -> float:
     >>> [kv_heads_per_device(PRESETS["llama-3-8b"], k) for k in (1, 4, 8, 16)]
     [8.0, 2.0, 1.0, 1.0]
     """
-    k = int(_checks.count("devices", devices, minimum=1))
+    k = _checks.scalar_count("devices", devices, minimum=1)
     if k not in valid_tp_degrees(config, k, replicate_kv=True):
         raise ValueError(f"devices must split the {config.heads} heads and {config.kv_heads} KV heads "
                          f"of {config.name} evenly (see valid_tp_degrees), got {k}")

@@ -107,3 +107,20 @@ def test_load_imbalance_by_hand():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: experts.route([10, 20], 4), "tokens"),
+    (lambda: experts.expert_capacity(10, [4, 8], 1, 1.0), "experts"),
+    (lambda: experts.expert_capacity(10, 4, 1, [1.0, 1.25]), "capacity_factor"),
+    (lambda: experts.route(10, 4, skew=[0.0, 1.0]), "skew"),
+])
+def test_sweeps_are_refused_naming_the_parameter(call, name):
+    # A routing is one simulation: an array where one number belongs is an error, not a silent pick.
+    with pytest.raises(ValueError, match=rf"{name} must be a scalar .*not an array"):
+        call()
+
+
+def test_infinite_capacity_factor_is_refused():
+    with pytest.raises(ValueError, match="capacity_factor must be finite, got inf"):
+        experts.expert_capacity(10, 4, 1, float("inf"))

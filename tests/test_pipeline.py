@@ -137,6 +137,17 @@ def test_bad_input_names_the_parameter(call, name):
         call()
 
 
+@pytest.mark.parametrize("kwargs,name", [
+    ({"microbatches": [2, 4]}, "microbatches"),
+    ({"microbatches": 2, "chunks": [1, 2]}, "chunks"),
+    ({"microbatches": 2, "tokens": [1, 2]}, "tokens"),
+    ({"microbatches": 2, "hop": [0.0, 1.0]}, "hop"),
+])
+def test_simulation_refuses_sweeps_naming_the_parameter(kwargs, name):
+    with pytest.raises(ValueError, match=rf"{name} must be a scalar .*not an array"):
+        pipeline.simulate_pipeline([1.0, 1.0], **kwargs)
+
+
 def test_schedule_is_frozen():
     schedule = pipeline.simulate_pipeline([1.0], 1)
     with pytest.raises(AttributeError):

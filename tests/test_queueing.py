@@ -85,6 +85,27 @@ def test_bad_input_names_the_parameter(call, name):
         call()
 
 
+@pytest.mark.parametrize("call,name", [
+    (lambda: queueing.poisson_requests([5, 10], 1.0, 1.0), "count"),
+    (lambda: queueing.poisson_requests(10, [1.0, 2.0], 1.0), "rate"),
+    (lambda: queueing.serve(queueing.poisson_requests(3, 1.0, 1.0), servers=[1, 2]), "servers"),
+    (lambda: queueing.serve(queueing.poisson_requests(3, 1.0, 1.0), speedup=[1.0, 2.0]), "speedup"),
+])
+def test_sweeps_are_refused_naming_the_parameter(call, name):
+    with pytest.raises(ValueError, match=rf"{name} must be a scalar .*not an array"):
+        call()
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: queueing.poisson_requests(10, math.inf, 1.0), "rate"),
+    (lambda: queueing.poisson_requests(10, 1.0, math.inf), "mean_work"),
+    (lambda: queueing.serve(queueing.poisson_requests(3, 1.0, 1.0), speedup=math.inf), "speedup"),
+])
+def test_infinite_rates_and_speedups_are_refused(call, name):
+    with pytest.raises(ValueError, match=rf"{name} must be finite, got inf"):
+        call()
+
+
 @pytest.mark.parametrize("arrivals,work,match", [
     ([0.0, 1.0, 2.0], [1.0, 1.0], r"arrivals and work must have the same length, got 3 arrivals and 2"),
     ([0.0, 1.0], [1.0, float("nan")], r"work must not be NaN"),
