@@ -84,8 +84,6 @@ def expert_capacity(tokens: int, experts: int, top_k: int, capacity_factor: floa
     e = _checks.scalar_count("experts", experts, minimum=1)
     k = _checks.scalar_count("top_k", top_k, minimum=1)
     f = _checks.scalar("capacity_factor", capacity_factor, _checks.positive)
-    if not math.isfinite(f):
-        raise ValueError(f"capacity_factor must be finite, got {capacity_factor!r}")
     return math.ceil(round(f * t * k / e, 9))
 
 
