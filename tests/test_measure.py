@@ -99,6 +99,17 @@ def test_predict_split_is_the_book_budget():
     assert math.isclose(phase.split_time, by_hand)
 
 
+def test_predict_split_with_a_measured_all_reduce_replaces_the_link_time():
+    link = measure.LinkFit(latency=0.2 * ms, bus_bandwidth=1 * GB / s, devices=2)
+    measured = np.array([0.3 * ms, 2.5 * ms])
+    phase = measure.predict_split(link, 128 * KB, one_s=[8 * ms, 16 * ms], efficiency=[0.8, 1.0],
+                                  communication_s=measured)
+    by_hand = np.array([8 * ms / (2 * 0.8), 16 * ms / 2]) + measured  # the fit's l and B play no part
+    assert np.allclose(phase.split_time, by_hand, rtol=1e-12)
+    with pytest.raises(ValueError, match="communication_s must be >= 0"):
+        measure.predict_split(link, 0.0, one_s=1.0, efficiency=1.0, communication_s=-1.0)
+
+
 def test_predict_split_caps_superlinear_efficiency():
     link = measure.LinkFit(latency=0.0, bus_bandwidth=1.0, devices=2)
     assert measure.predict_split(link, 0.0, one_s=1.0, efficiency=1.3).split_time == 0.5

@@ -47,8 +47,11 @@ def efficiency(whole_s: Number, shard_s: Number, devices: int) -> float | np.nda
 
 
 def predict_split(link: LinkFit, message_bytes: Number, one_s: Number, efficiency: Number,
-                  serial_s: Number = 0.0) -> Phase:
+                  serial_s: Number = 0.0, communication_s: Number | None = None) -> Phase:
     """The budget of the split layer: ``T2 = S + C / (K eta) + l + V / B``.
+
+    With ``communication_s`` the all-reduce costs that measured time instead
+    of the fitted ``l + V / B`` (``message_bytes`` is then unused).
 
     Parameters
     ----------
@@ -62,6 +65,9 @@ def predict_split(link: LinkFit, message_bytes: Number, one_s: Number, efficienc
         Measured ``eta`` per point; values above 1 are capped at 1.
     serial_s : float or array
         ``S``, seconds that the split does not shorten (default 0).
+    communication_s : float or array, optional
+        Measured seconds of the one all-reduce per point, used as ``H``
+        in place of the link fit's ``l + V / B``.
 
     Raises
     ------
@@ -74,6 +80,8 @@ def predict_split(link: LinkFit, message_bytes: Number, one_s: Number, efficienc
     Traceback (most recent call last):
     ...
     ValueError: serial_s must be <= one_s, got serial_s 2.0 > one_s 1.0
+    >>> float(predict_split(link, 0, one_s=4.0, efficiency=1.0, communication_s=0.5).split_time)
+    2.5
     """
     one = _checks.positive("one_s", one_s)
     eta = np.minimum(_checks.positive("efficiency", efficiency), 1.0)
@@ -83,6 +91,10 @@ def predict_split(link: LinkFit, message_bytes: Number, one_s: Number, efficienc
         first = int(np.argmax(over[0] > over[1]))
         raise ValueError(f"serial_s must be <= one_s, got serial_s {float(over[0].flat[first])!r} "
                          f"> one_s {float(over[1].flat[first])!r}")
+    if communication_s is not None:
+        # The measured time is the whole cost of the one all-reduce: a startup with no bytes.
+        return Phase(serial=serial, divisible=one - serial, efficiency=eta, transfers=1,
+                     startup=_checks.nonnegative("communication_s", communication_s), devices=link.devices)
     return Phase(serial=serial, divisible=one - serial, efficiency=eta, transfers=1,
                  startup=link.latency, transfer_bytes=np.asarray(link.transfer_bytes(message_bytes)),
                  bandwidth=link.bus_bandwidth, devices=link.devices)

@@ -56,10 +56,9 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None) -> dict[
     eta = np.atleast_1d(efficiency([p["whole_calib"]["median"] for p in points],
                                    [p["shard_calib"]["median"] for p in points], k))
     predicted = np.atleast_1d(predict_split(link, message, one, eta).split_time)
-    matched_phase = predict_split(link, 0.0, one, eta)
     allreduce = np.array([p["allreduce"]["median"] if "allreduce" in p else raw["matched"]["median_s"]
                           for p in points])
-    matched = np.atleast_1d(matched_phase.split_time) - link.latency + allreduce
+    matched = np.atleast_1d(predict_split(link, message, one, eta, communication_s=allreduce).split_time)
     sweep = [{
         "hidden": int(p["hidden"]),
         "measured_one_s": p["one"]["median"], "one_q1_s": p["one"]["q1"], "one_q3_s": p["one"]["q3"],
