@@ -162,11 +162,9 @@ class Schedule:
 
 
 def _stage_times(stage_times: Any) -> tuple[float, ...]:
-    array = _checks.nonnegative("stage_times", stage_times)
+    array = _checks.positive("stage_times", stage_times)
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f"stage_times must be a non-empty list of seconds, got {stage_times!r}")
-    if (array == 0).any():
-        raise ValueError(f"stage_times must be > 0, got {stage_times!r}")
     return tuple(float(t) for t in array)
 
 

@@ -122,6 +122,7 @@ def test_decode_loop_idle_follows_concurrency(m):
     (lambda: pipeline.simulate_pipeline([1.0, -1.0], 4), "stage_times"),
     (lambda: pipeline.simulate_pipeline([1.0, 0.0], 4), "stage_times"),
     (lambda: pipeline.simulate_pipeline([1.0, float("nan")], 4), "stage_times"),
+    (lambda: pipeline.simulate_pipeline([1.0, float("inf")], 4), "stage_times"),
     (lambda: pipeline.simulate_pipeline([1.0], 0), "microbatches"),
     (lambda: pipeline.simulate_pipeline([1.0], 2.5), "microbatches"),
     (lambda: pipeline.simulate_pipeline([1.0], 2, hop=-1.0), "hop"),
