@@ -83,12 +83,10 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None) -> dict[
         "break_even_predicted_matched_hidden": matched_be,
         "break_even_step_gap_matched": step_gap(hidden, measured_be, matched_be),
         "max_abs_error": float(max(p["max_abs_error"] for p in points)),
-        "efficiency_median": float(np.median(eta)),
     }
     return {"schema": 1, "machine": machine or {}, "plan": raw["plan"], "devices": k,
             "message_bytes": int(message), "link": {"calibration": raw["link"], "fit": link.as_dict(),
                                                     "matched": raw["matched"]},
-            "efficiency": [{"hidden": s["hidden"], "eta": s["efficiency"]} for s in sweep],
             "sweep": sweep, "summary": summary}
 
 
