@@ -26,7 +26,8 @@ import numpy as np
 
 from lib.measure.fit import fit_link
 from lib.measure.model import break_even_hidden, efficiency, predict_split, step_gap
-from lib.measure.stats import median_abs_relative_error
+from lib.measure.stats import median_abs_relative_error, relative_error
+from lib.units import GB, ms, s
 
 __all__ = ["analyse", "format_table", "THRESHOLD_S"]
 
@@ -102,20 +103,22 @@ def format_table(result: dict[str, Any]) -> str:
     link fit: latency 0.100 ms, bus bandwidth 2.00 GB/s
     """
     fit = result["link"]["fit"]
-    lines = [f"link fit: latency {fit['latency_s'] * 1e3:.3f} ms, bus bandwidth {fit['bus_bandwidth_Bps'] / 1e9:.2f} GB/s",
+    lines = [f"link fit: latency {fit['latency_s'] / ms:.3f} ms, "
+             f"bus bandwidth {fit['bus_bandwidth_Bps'] / (GB / s):.2f} GB/s",
              f"{'hidden':>7} {'T1 (ms)':>10} {'T2 (ms)':>10} {'pred T2':>10} {'error':>8} {'matched':>10} "
              f"{'error':>8} {'eta':>6} {'max|err|':>9}"]
-    for s in result["sweep"]:
-        error = (s["predicted_split_s"] - s["measured_split_s"]) / s["measured_split_s"]
-        other = (s["predicted_split_matched_s"] - s["measured_split_s"]) / s["measured_split_s"]
-        lines.append(f"{s['hidden']:>7} {s['measured_one_s'] * 1e3:>10.3f} {s['measured_split_s'] * 1e3:>10.3f} "
-                     f"{s['predicted_split_s'] * 1e3:>10.3f} {error:>+8.1%} "
-                     f"{s['predicted_split_matched_s'] * 1e3:>10.3f} {other:>+8.1%} {s['efficiency']:>6.2f} "
-                     f"{s['max_abs_error']:>9.1e}")
+    for point in result["sweep"]:
+        error = relative_error(point["predicted_split_s"], point["measured_split_s"])
+        other = relative_error(point["predicted_split_matched_s"], point["measured_split_s"])
+        lines.append(f"{point['hidden']:>7} {point['measured_one_s'] / ms:>10.3f} "
+                     f"{point['measured_split_s'] / ms:>10.3f} "
+                     f"{point['predicted_split_s'] / ms:>10.3f} {error:>+8.1%} "
+                     f"{point['predicted_split_matched_s'] / ms:>10.3f} {other:>+8.1%} {point['efficiency']:>6.2f} "
+                     f"{point['max_abs_error']:>9.1e}")
     summary = result["summary"]
     if summary:
         mae, mae_matched = summary["median_abs_error"], summary["median_abs_error_matched"]
-        lines.append(f"median |error| where T2 >= {summary['threshold_s'] * 1e3:g} ms "
+        lines.append(f"median |error| where T2 >= {summary['threshold_s'] / ms:g} ms "
                      f"({summary['points_over_threshold']} points): "
                      + ("n/a" if mae is None else f"{mae:.1%} (link fit), {mae_matched:.1%} (matched link)"))
         lines.append(f"break-even hidden size: measured {_hidden(summary['break_even_measured_hidden'])}, "
