@@ -36,7 +36,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from lib.measure.model import efficiency
 from lib.measure.stats import summarize
+from lib.units import KB, MB, ms
 
 __all__ = ["Plan", "PLANS", "measure", "machine_description"]
 
@@ -78,20 +80,18 @@ def _sweep(low: int, high: int) -> tuple[int, ...]:
     return tuple(sizes)
 
 
-_KB, _MB = 1000, 1000**2
-
 #: ``full`` is the committed run of chapter 9; ``quick`` the CLI's ``--quick``
 #: (under two minutes on two cores); ``tiny`` the chapter's live run, whose
 #: link sizes reach well past the latency floor (about 0.6 MB on two CPU
 #: ranks) so that noise cannot hide the bandwidth term from the fit.
 PLANS = {
     "full": Plan(name="full", hidden=_sweep(64, 16384),
-                 link_sizes=tuple(int(4**i * _KB) for i in range(9)), budget_s=0.8, min_reps=30,
+                 link_sizes=tuple(int(4**i * KB) for i in range(9)), budget_s=0.8, min_reps=30,
                  max_reps=400, matched_reps=400, point_budget_s=4.0),
     "quick": Plan(name="quick", hidden=(64, 256, 1024, 4096, 16384),
-                  link_sizes=tuple(int(4**i * _KB) for i in range(7)), budget_s=0.3, min_reps=15,
+                  link_sizes=tuple(int(4**i * KB) for i in range(7)), budget_s=0.3, min_reps=15,
                   max_reps=200, matched_reps=200, point_budget_s=2.0),
-    "tiny": Plan(name="tiny", hidden=(128, 1024, 8192), link_sizes=(4 * _KB, 1 * _MB, 8 * _MB),
+    "tiny": Plan(name="tiny", hidden=(128, 1024, 8192), link_sizes=(int(4 * KB), int(1 * MB), int(8 * MB)),
                  budget_s=0.08, warmup=2, min_reps=5, max_reps=40, matched_reps=40, point_budget_s=0.6),
 }
 
@@ -200,7 +200,7 @@ class _Timer:
 
 
 def _size(n: float) -> str:
-    return f"{n / _MB:g} MB" if n >= _MB else f"{n / _KB:g} KB"
+    return f"{n / MB:g} MB" if n >= MB else f"{n / KB:g} KB"
 
 
 def _seconds(summary: dict[str, float]) -> dict[str, float]:
@@ -209,7 +209,7 @@ def _seconds(summary: dict[str, float]) -> dict[str, float]:
 
 
 def _ms(summary: dict[str, float]) -> str:
-    return f"{summary['median'] * 1e3:.3f} ms (IQR {summary['q1'] * 1e3:.3f}-{summary['q3'] * 1e3:.3f})"
+    return f"{summary['median'] / ms:.3f} ms (IQR {summary['q1'] / ms:.3f}-{summary['q3'] / ms:.3f})"
 
 
 def measure(ctx: Any, plan: Plan) -> dict[str, Any] | None:
@@ -240,7 +240,7 @@ def measure(ctx: Any, plan: Plan) -> dict[str, Any] | None:
     matched_times = timer.together(lambda: dist.all_reduce(buffer), reps=plan.matched_reps)
     matched = summarize(matched_times)
     ctx.log(f"link   all-reduce {_size(message):>8} (the MLP's message): {_ms(matched)}, "
-            f"p90 {matched['p90'] * 1e3:.3f} ms, {matched['n']} reps")
+            f"p90 {matched['p90'] / ms:.3f} ms, {matched['n']} reps")
 
     points = []
     for hidden in plan.hidden:
@@ -267,7 +267,7 @@ def measure(ctx: Any, plan: Plan) -> dict[str, Any] | None:
                      "max_abs_error": float(worst.item())}
             points.append(point)
             ctx.log(f"hidden {hidden:>6}: T1 {_ms(point['one'])}, T2 {_ms(point['split'])}, "
-                    f"eta {point['whole_calib']['median'] / (k * point['shard_calib']['median']):.2f}, "
+                    f"eta {efficiency(point['whole_calib']['median'], point['shard_calib']['median'], k):.2f}, "
                     f"max |split - whole| {point['max_abs_error']:.1e}")
         del x, a, b, a_k, b_k
     if ctx.rank != 0:
