@@ -22,12 +22,12 @@ from typing import Any, Callable
 from lib.measure.fit import PUBLISHED_NCCL, LinkFit, fit_link
 from lib.measure.launch import MeasureError, free_port, resolve_backend
 from lib.measure.model import break_even_hidden, efficiency, predict_split, step_gap
-from lib.measure.report import THRESHOLD_S, analyse, format_table
+from lib.measure.report import THRESHOLD_S, analyse, format_hidden, format_table
 from lib.measure.stats import median_abs_relative_error, relative_error, summarize
 
 __all__ = ["fit_link", "LinkFit", "PUBLISHED_NCCL", "summarize", "relative_error", "median_abs_relative_error",
            "efficiency", "predict_split", "break_even_hidden", "step_gap", "analyse", "format_table",
-           "THRESHOLD_S", "MeasureError", "resolve_backend", "free_port", "run", "check_split"]
+           "format_hidden", "THRESHOLD_S", "MeasureError", "resolve_backend", "free_port", "run", "check_split"]
 
 
 def run(devices: int = 2, plan: str = "quick", backend: str = "auto", timeout: float = 900.0,

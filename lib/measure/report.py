@@ -29,7 +29,7 @@ from lib.measure.model import break_even_hidden, efficiency, predict_split, step
 from lib.measure.stats import median_abs_relative_error, relative_error
 from lib.units import GB, ms, s
 
-__all__ = ["analyse", "format_table", "THRESHOLD_S"]
+__all__ = ["analyse", "format_table", "format_hidden", "THRESHOLD_S"]
 
 #: Sweep points with a measured ``T2`` at least this long (seconds) count in
 #: the headline error: shorter ones are dominated by timer and scheduler noise.
@@ -91,7 +91,12 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None) -> dict[
             "sweep": sweep, "summary": summary}
 
 
-def _hidden(value: float | None) -> str:
+def format_hidden(value: float | None) -> str:
+    """A break-even hidden size in words: rounded, or ``"none in the sweep"`` for ``None``.
+
+    >>> format_hidden(181.4), format_hidden(None)
+    ('181', 'none in the sweep')
+    """
     return "none in the sweep" if value is None else f"{value:.0f}"
 
 
@@ -121,9 +126,9 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append(f"median |error| where T2 >= {summary['threshold_s'] / ms:g} ms "
                      f"({summary['points_over_threshold']} points): "
                      + ("n/a" if mae is None else f"{mae:.1%} (link fit), {mae_matched:.1%} (matched link)"))
-        lines.append(f"break-even hidden size: measured {_hidden(summary['break_even_measured_hidden'])}, "
-                     f"predicted {_hidden(summary['break_even_predicted_hidden'])} (link fit, "
+        lines.append(f"break-even hidden size: measured {format_hidden(summary['break_even_measured_hidden'])}, "
+                     f"predicted {format_hidden(summary['break_even_predicted_hidden'])} (link fit, "
                      f"{summary['break_even_step_gap']:.2f} sweep steps apart), "
-                     f"{_hidden(summary['break_even_predicted_matched_hidden'])} (matched link, "
+                     f"{format_hidden(summary['break_even_predicted_matched_hidden'])} (matched link, "
                      f"{summary['break_even_step_gap_matched']:.2f} steps apart)")
     return "\n".join(lines)
