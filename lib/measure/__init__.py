@@ -46,10 +46,12 @@ def run(devices: int = 2, plan: str = "quick", backend: str = "auto", timeout: f
     from lib.measure.launch import launch
     from lib.measure.protocol import PLANS
 
-    resolve_backend(devices, backend)
-    if plan not in PLANS:
-        raise ValueError(f"plan must be one of {sorted(PLANS)}, got {plan!r}")
-    return launch("protocol", devices, backend, {"plan": plan}, timeout=timeout, threads=threads, echo=echo)
+    def known_plan() -> None:
+        if plan not in PLANS:
+            raise ValueError(f"plan must be one of {sorted(PLANS)}, got {plan!r}")
+
+    return launch("protocol", devices, backend, {"plan": plan}, timeout=timeout, threads=threads, echo=echo,
+                  check=known_plan)
 
 
 def check_split(devices: int = 2, hidden: int = 32, backend: str = "auto", timeout: float = 120.0,

@@ -144,7 +144,8 @@ def _tail(path: Path, lines: int = 15) -> str:
 
 
 def launch(task: str, devices: int, backend: str = "auto", config: dict[str, Any] | None = None,
-           timeout: float = 600.0, threads: int = 1, echo: Callable[[str], None] | None = print) -> dict:
+           timeout: float = 600.0, threads: int = 1, echo: Callable[[str], None] | None = print,
+           check: Callable[[], None] | None = None) -> dict:
     """Run ``task`` on ``devices`` fresh worker processes; return rank 0's result.
 
     Parameters
@@ -165,16 +166,22 @@ def launch(task: str, devices: int, backend: str = "auto", config: dict[str, Any
         Compute threads per rank (``torch.set_num_threads``).
     echo : callable or None
         Receives each line rank 0 prints (progress); ``None`` keeps quiet.
+    check : callable or None
+        Validates the caller's own arguments (raising ``ValueError``) once
+        ``devices`` and ``backend`` passed, before any rank starts.
 
     Raises
     ------
     ValueError
-        For bad ``devices``, ``backend``, ``timeout`` or ``threads``.
+        For bad ``devices``, ``backend``, ``timeout`` or ``threads``, or
+        from ``check``.
     MeasureError
         When a rank fails or the run exceeds ``timeout``; the message names
         the rank and quotes the end of its output.
     """
     backend = resolve_backend(devices, backend)
+    if check is not None:
+        check()
     _checks.positive("timeout", timeout)
     _checks.count("threads", threads, minimum=1)
     folder = Path(tempfile.mkdtemp(prefix="lib-measure-"))
