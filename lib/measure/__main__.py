@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _under_torchrun(args: argparse.Namespace, plan: str) -> dict | None:
-    from lib.measure.launch import init_worker
+    from lib.measure.launch import close_worker, init_worker
     from lib.measure.worker import run_protocol
 
     world = int(os.environ["WORLD_SIZE"])
@@ -53,10 +53,7 @@ def _under_torchrun(args: argparse.Namespace, plan: str) -> dict | None:
     backend = resolve_backend(world, args.backend, local=local)
     ctx = init_worker(backend, args.timeout, args.threads)
     result = run_protocol(ctx, {"plan": plan}, args.threads)
-    import torch.distributed as dist
-
-    dist.barrier()
-    dist.destroy_process_group()
+    close_worker()
     return result
 
 

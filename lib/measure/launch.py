@@ -38,7 +38,7 @@ from typing import Any, Callable
 from lib import _checks
 
 __all__ = ["MeasureError", "Context", "available_cores", "cuda_devices", "resolve_backend", "free_port",
-           "launch", "under_torchrun", "init_worker", "CONFIG_ENV"]
+           "launch", "under_torchrun", "init_worker", "close_worker", "CONFIG_ENV"]
 
 #: Environment variable naming the JSON config of a worker this launcher started.
 CONFIG_ENV = "LIB_MEASURE_CONFIG"
@@ -347,3 +347,11 @@ def init_worker(backend: str, timeout: float, threads: int) -> Context:
     if device.type == "cpu":
         _pin_to_cores(local_rank, int(threads))
     return Context(rank=rank, world=world, local_rank=local_rank, backend=backend, device=device)
+
+
+def close_worker() -> None:
+    """Leave the process group together: a barrier, so no rank quits while others still talk, then destroy it."""
+    import torch.distributed as dist
+
+    dist.barrier()
+    dist.destroy_process_group()

@@ -79,7 +79,7 @@ def _fault(ctx: Any, fault: dict[str, Any] | None) -> None:
 
 def main() -> None:
     """Entry point of a worker started by the launcher."""
-    from lib.measure.launch import CONFIG_ENV, init_worker
+    from lib.measure.launch import CONFIG_ENV, close_worker, init_worker
 
     with open(os.environ[CONFIG_ENV]) as handle:
         settings = json.load(handle)
@@ -91,10 +91,7 @@ def main() -> None:
         with open(tmp, "w") as handle:
             json.dump(result, handle)
         os.replace(tmp, settings["result"])
-    import torch.distributed as dist
-
-    dist.barrier()
-    dist.destroy_process_group()
+    close_worker()
     sys.stdout.flush()
 
 
