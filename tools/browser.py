@@ -1,11 +1,14 @@
 """Open the built book in the system Chromium: shared by the browser tests and tools.
 
-Three pieces, each small:
+Small pieces, each used by the browser tests and by ``tools.screenshots``:
 
 * :func:`toc_pages` lists the HTML pages of the table of contents, in reading order;
 * :func:`serve` serves a built site on ``127.0.0.1`` at a free port, in a thread;
 * :func:`launch` starts the system Chromium through Playwright with the flags
-  that keep it off the network. Playwright never downloads a browser here.
+  that keep it off the network. Playwright never downloads a browser here;
+* :func:`offline_context` opens a browser context that refuses and records
+  every request to another host (:func:`is_external`);
+* :func:`wait_for_mathjax` waits until a page's maths is typeset.
 
 >>> toc_pages_from({"root": "book/intro", "parts": [{"chapters": [
 ...     {"file": "notebooks/01_a", "sections": [{"file": "notebooks/01b"}]},
@@ -20,10 +23,14 @@ import functools
 import http.server
 import os
 import threading
+import urllib.parse
 from pathlib import Path
 from typing import Any, Iterator
 
-__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "chromium_path", "toc_pages", "toc_pages_from", "serve", "launch"]
+__all__ = [
+    "CHROMIUM", "CHROMIUM_ARGS", "LOCAL_SCHEMES", "chromium_path",
+    "toc_pages", "toc_pages_from", "serve", "launch", "is_external", "offline_context", "wait_for_mathjax",
+]
 
 #: Where Debian's ``apt-get install chromium`` puts the browser.
 CHROMIUM = "/usr/bin/chromium"
@@ -37,6 +44,10 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+#: Schemes that never leave the browser (no request to any host).
+LOCAL_SCHEMES = {"data", "blob", "about", "chrome-extension"}
 
 
 def chromium_path() -> str:
@@ -99,4 +110,52 @@ def launch(playwright: Any, executable: str | None = None) -> Any:
         executable_path=executable or chromium_path(),
         headless=True,
         args=CHROMIUM_ARGS,
+    )
+
+
+def is_external(url: str) -> bool:
+    """True for a request that would leave the machine (any host but 127.0.0.1).
+
+    >>> is_external("http://127.0.0.1:8000/book/intro.html"), is_external("data:image/png;base64,AA")
+    (False, False)
+    >>> is_external("https://cdn.jsdelivr.net/npm/thebe"), is_external("http://localhost:8000/")
+    (True, True)
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme in LOCAL_SCHEMES:
+        return False
+    return parts.hostname != "127.0.0.1"
+
+
+def offline_context(browser: Any, **kwargs: Any) -> Any:
+    """A new context of ``browser`` (``kwargs`` as for ``new_context``) that never reaches the internet.
+
+    Every request is recorded, in order, in ``context.requests`` (a list of
+    URLs); any for which :func:`is_external` holds is aborted. Close the
+    context (or use it in a ``with`` block) when done.
+    """
+    context = browser.new_context(**kwargs)
+    context.requests = []
+
+    def route(route: Any) -> None:
+        if is_external(route.request.url):
+            route.abort()
+        else:
+            route.continue_()
+
+    context.on("request", lambda request: context.requests.append(request.url))
+    context.route("**/*", route)
+    return context
+
+
+def wait_for_mathjax(page: Any) -> None:
+    """Wait until MathJax, where the page loads it, has typeset everything."""
+    page.wait_for_function(
+        "() => !document.querySelector('script[src*=\"mathjax\"]')"
+        " || (window.MathJax && MathJax.startup && MathJax.startup.promise)",
+        timeout=30_000,
+    )
+    page.evaluate(
+        "() => (window.MathJax && MathJax.startup && MathJax.startup.promise)"
+        " ? MathJax.startup.promise.then(() => true) : true"
     )

@@ -26,9 +26,6 @@ WIDTHS = (1280, 390)
 #: Height of the window before the full-page capture stretches it.
 VIEWPORT_HEIGHT = 900
 
-_WAIT_FOR_MATHJAX = """() => (window.MathJax && MathJax.startup && MathJax.startup.promise)
-    ? MathJax.startup.promise.then(() => true) : true"""
-
 
 def shot_name(page: str, width: int) -> str:
     """File name of the screenshot of ``page`` (a site-relative path) at ``width`` pixels.
@@ -46,7 +43,7 @@ def take(site: Path, out: Path, pages: list[str], widths: tuple[int, ...] = WIDT
     """Screenshot every page at every width into ``out``; return the files written."""
     from playwright.sync_api import sync_playwright
 
-    from tools.browser import launch, serve
+    from tools.browser import launch, offline_context, serve, wait_for_mathjax
 
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -54,16 +51,11 @@ def take(site: Path, out: Path, pages: list[str], widths: tuple[int, ...] = WIDT
         browser = launch(playwright)
         try:
             for width in widths:
-                context = browser.new_context(viewport={"width": width, "height": VIEWPORT_HEIGHT})
-                # Offline, always: refuse anything that is not our own server.
-                context.route("**/*", lambda route: route.continue_()
-                              if route.request.url.startswith(base) or route.request.url.startswith("data:")
-                              else route.abort())
+                context = offline_context(browser, viewport={"width": width, "height": VIEWPORT_HEIGHT})
                 for page_path in pages:
                     page = context.new_page()
                     page.goto(base + page_path, wait_until="load")
-                    page.wait_for_function("() => document.readyState === 'complete'")
-                    page.evaluate(_WAIT_FOR_MATHJAX)
+                    wait_for_mathjax(page)
                     page.wait_for_load_state("networkidle")
                     target = out / shot_name(page_path, width)
                     page.screenshot(path=str(target), full_page=True)

@@ -15,8 +15,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from site_support import PAGES, PageReport, book_html, is_external, report_page
-from tools.browser import chromium_path, launch, serve
+from site_support import PAGES, PageReport, book_html, report_page
+from tools.browser import chromium_path, launch, offline_context, serve
 
 
 @pytest.fixture(scope="session")
@@ -54,17 +54,7 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def context(browser: Any) -> Iterator[Any]:
     """A browser context that records every request (``context.requests``) and refuses outside ones."""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-    ctx.requests = []
-
-    def route(route: Any) -> None:
-        if is_external(route.request.url):
-            route.abort()
-        else:
-            route.continue_()
-
-    ctx.on("request", lambda request: ctx.requests.append(request.url))
-    ctx.route("**/*", route)
+    ctx = offline_context(browser, viewport={"width": 1280, "height": 900})
     yield ctx
     ctx.close()
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # `tools` is not an installed package
     sys.path.insert(0, str(ROOT))
 
-from tools.browser import toc_pages  # noqa: E402
+from tools.browser import toc_pages, wait_for_mathjax  # noqa: E402
 
 #: Every page the table of contents lists, as paths relative to the site root.
 PAGES = toc_pages(ROOT / "_toc.yml")
@@ -26,27 +25,10 @@ PAGES = toc_pages(ROOT / "_toc.yml")
 #: Matched as substrings. Keep it empty unless a message is beyond our control.
 TOLERATED_CONSOLE_ERRORS: dict[str, str] = {}
 
-#: Schemes that never leave the browser (no request to any host).
-LOCAL_SCHEMES = {"data", "blob", "about", "chrome-extension"}
-
 
 def book_html() -> Path:
     """The built site the tests look at."""
     return Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html")).resolve()
-
-
-def is_external(url: str) -> bool:
-    """True for a request that would leave the machine (any host but 127.0.0.1).
-
-    >>> is_external("http://127.0.0.1:8000/book/intro.html"), is_external("data:image/png;base64,AA")
-    (False, False)
-    >>> is_external("https://cdn.jsdelivr.net/npm/thebe"), is_external("http://localhost:8000/")
-    (True, True)
-    """
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme in LOCAL_SCHEMES:
-        return False
-    return parts.hostname != "127.0.0.1"
 
 
 def tolerated(message: str) -> bool:
@@ -70,19 +52,6 @@ class Visit:
     def note(self, kind: str, text: str) -> None:
         if not self.done:
             getattr(self, kind).append(text)
-
-
-def wait_for_mathjax(page: Any) -> None:
-    """Wait until MathJax, where the page loads it, has typeset everything."""
-    page.wait_for_function(
-        "() => !document.querySelector('script[src*=\"mathjax\"]')"
-        " || (window.MathJax && MathJax.startup && MathJax.startup.promise)",
-        timeout=30_000,
-    )
-    page.evaluate(
-        "() => (window.MathJax && MathJax.startup && MathJax.startup.promise)"
-        " ? MathJax.startup.promise.then(() => true) : true"
-    )
 
 
 def open_page(context: Any, url: str) -> tuple[Any, Visit]:

@@ -18,6 +18,7 @@ from lib import breakeven
 from lib.budget import Phase
 from lib.units import GB, ms, s
 from site_support import open_page
+from tools.browser import is_external, offline_context
 
 pytestmark = pytest.mark.browser
 
@@ -265,13 +266,16 @@ def test_calculator_accessible_with_an_error_showing(browser, base_url, scheme):
     # this one also covers the error styles and the dark theme.
     from axe_playwright_python.sync_playwright import Axe
 
-    page = browser.new_page(color_scheme=scheme)
+    context = offline_context(browser, color_scheme=scheme)
     try:
+        page = context.new_page()
         page.goto(base_url + PAGE + query({**BASE, "efficiency": "2"}))
         assert page.locator('input[name="efficiency"]').get_attribute("aria-invalid") == "true"
         violations = Axe().run(page).response["violations"]
         blocking = [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}"
                     for v in violations if v.get("impact") in {"serious", "critical"}]
         assert not blocking, blocking
+        external = [url for url in context.requests if is_external(url)]
+        assert not external, f"requests to other hosts than 127.0.0.1: {external}"
     finally:
-        page.close()
+        context.close()

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from site_support import PAGES, is_external, tolerated
+from site_support import PAGES, tolerated
+from tools.browser import is_external
 
 pytestmark = pytest.mark.browser
 
