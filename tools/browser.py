@@ -8,7 +8,9 @@ Small pieces, each used by the browser tests and by ``tools.screenshots``:
   that keep it off the network. Playwright never downloads a browser here;
 * :func:`offline_context` opens a browser context that refuses and records
   every request to another host (:func:`is_external`);
-* :func:`wait_for_mathjax` waits until a page's maths is typeset.
+* :func:`wait_for_mathjax` waits until a page's maths is typeset;
+* :func:`resolve` and :func:`start_tags` follow the links of a built page
+  on disk, without a browser.
 
 >>> toc_pages_from({"root": "book/intro", "parts": [{"chapters": [
 ...     {"file": "notebooks/01_a", "sections": [{"file": "notebooks/01b"}]},
@@ -20,8 +22,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import html.parser
 import http.server
 import os
+import posixpath
 import threading
 import urllib.parse
 from pathlib import Path
@@ -30,6 +34,7 @@ from typing import Any, Iterator
 __all__ = [
     "CHROMIUM", "CHROMIUM_ARGS", "LOCAL_SCHEMES", "chromium_path",
     "toc_pages", "toc_pages_from", "serve", "launch", "is_external", "offline_context", "wait_for_mathjax",
+    "resolve", "start_tags",
 ]
 
 #: Where Debian's ``apt-get install chromium`` puts the browser.
@@ -159,3 +164,58 @@ def wait_for_mathjax(page: Any) -> None:
         "() => (window.MathJax && MathJax.startup && MathJax.startup.promise)"
         " ? MathJax.startup.promise.then(() => true) : true"
     )
+
+
+def resolve(site: Path, page: Path, address: str) -> tuple[Path, str] | None:
+    """The file and fragment an address on ``page`` points at; None if it leaves the site.
+
+    Resolved as a browser would, relative to ``page``, with ``%``-escapes
+    undone; a folder means its ``index.html``. An address that climbs above
+    ``site`` gives a path under ``site / "__outside_the_site__"``, which
+    never exists. Whether the file exists is the caller's question.
+
+    >>> site = Path("/site")
+    >>> resolve(site, site / "book" / "intro.html", "../notebooks/02.html#eq-t2")
+    (PosixPath('/site/notebooks/02.html'), 'eq-t2')
+    >>> resolve(site, site / "book" / "intro.html", "#top")
+    (PosixPath('/site/book/intro.html'), 'top')
+    >>> resolve(site, site / "book" / "intro.html", "../_static/a%20b.js?v=1")
+    (PosixPath('/site/_static/a b.js'), '')
+    >>> resolve(site, site / "book" / "intro.html", "https://doi.org/10.1/x") is None
+    True
+    """
+    parts = urllib.parse.urlsplit(address)
+    if parts.scheme or parts.netloc or address.startswith(("mailto:", "javascript:", "data:")):
+        return None
+    fragment = urllib.parse.unquote(parts.fragment)
+    if not parts.path:
+        return page, fragment
+    here = page.parent.relative_to(site).as_posix()
+    target = posixpath.normpath(posixpath.join(here, urllib.parse.unquote(parts.path)))
+    if target.startswith(".."):
+        return site / "__outside_the_site__" / target, fragment
+    path = site / target
+    if parts.path.endswith("/") or path.is_dir():
+        path = path / "index.html"
+    return path, fragment
+
+
+class _StartTags(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def start_tags(page_html: str) -> list[tuple[str, dict[str, str | None]]]:
+    """(tag, attributes) of every start tag of an HTML page, in order.
+
+    >>> start_tags('<p id="x">a <a href="b.html">b</a></p><img src="c.png" alt="">')
+    [('p', {'id': 'x'}), ('a', {'href': 'b.html'}), ('img', {'src': 'c.png', 'alt': ''})]
+    """
+    parser = _StartTags()
+    parser.feed(page_html)
+    parser.close()
+    return parser.tags

@@ -20,38 +20,21 @@ default). With ``--strict`` the exit status is 1 when a page is over budget.
 from __future__ import annotations
 
 import argparse
-import gzip
-import html.parser
-import posixpath
 import functools
+import gzip
 import re
 import sys
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools.browser import resolve, start_tags
+
 __all__ = ["PageWeight", "references", "css_imports", "weigh", "format_report", "main"]
 
 MB = 1e6
 
 _IMPORT = re.compile(r"""@import\s+(?:url\()?\s*["']?([^"')\s;]+)""")
-
-
-class _Refs(html.parser.HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.found: list[tuple[str, str]] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = dict(attrs)
-        if tag == "script" and a.get("src"):
-            self.found.append(("scripts", a["src"]))
-        elif tag == "link" and a.get("href") and "stylesheet" in (a.get("rel") or "").split():
-            self.found.append(("styles", a["href"]))
-        elif tag == "img" and a.get("src"):
-            self.found.append(("images", a["src"]))
-        elif tag == "link" and a.get("href") and "icon" in (a.get("rel") or "").split():
-            self.found.append(("images", a["href"]))
 
 
 def references(page_html: str) -> list[tuple[str, str]]:
@@ -61,9 +44,18 @@ def references(page_html: str) -> list[tuple[str, str]]:
     ...            '<img src="f.png" alt="x"><link rel="next" href="b.html">')
     [('scripts', 'a.js'), ('styles', 's.css'), ('images', 'f.png')]
     """
-    parser = _Refs()
-    parser.feed(page_html)
-    return parser.found
+    found = []
+    for tag, a in start_tags(page_html):
+        rel = (a.get("rel") or "").split()
+        if tag == "script" and a.get("src"):
+            found.append(("scripts", a["src"]))
+        elif tag == "link" and a.get("href") and "stylesheet" in rel:
+            found.append(("styles", a["href"]))
+        elif tag == "img" and a.get("src"):
+            found.append(("images", a["src"]))
+        elif tag == "link" and a.get("href") and "icon" in rel:
+            found.append(("images", a["href"]))
+    return found
 
 
 def css_imports(css: str) -> list[str]:
@@ -73,17 +65,6 @@ def css_imports(css: str) -> list[str]:
     ['../basic.css', 'theme.css']
     """
     return _IMPORT.findall(css)
-
-
-def _local(site: Path, base: Path, address: str) -> Path | None:
-    """The file an address relative to ``base`` names inside ``site``; None if elsewhere or inline."""
-    parts = urllib.parse.urlsplit(address)
-    if parts.scheme or parts.netloc or not parts.path:
-        return None
-    here = base.parent.relative_to(site).as_posix()
-    target = posixpath.normpath(posixpath.join(here, urllib.parse.unquote(parts.path)))
-    path = site / target
-    return path if path.is_file() else None
 
 
 @dataclass
@@ -114,13 +95,14 @@ def weigh(site: Path, page: str) -> PageWeight:
     text = path.read_text(encoding="utf-8", errors="replace")
     weight.bytes["html"] = path.stat().st_size
     weight.compressed = gzipped_size(path)
-    seen: set[Path] = set()
+    seen = {path}  # an address naming the page itself adds nothing
     queue = [(kind, address, path) for kind, address in references(text)]
     while queue:
         kind, address, base = queue.pop(0)
         if address.startswith("data:"):
             continue  # inline: already inside the HTML's bytes
-        file = _local(site, base, address)
+        resolved = resolve(site, base, address)
+        file = resolved[0] if resolved and resolved[0].is_file() else None
         if file is None:
             if not urllib.parse.urlsplit(address).scheme:
                 weight.missing.append(address)

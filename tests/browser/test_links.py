@@ -9,13 +9,13 @@ book must work offline; their requests are checked in test_site_pages.py).
 
 from __future__ import annotations
 
-import html.parser
-import posixpath
-import urllib.parse
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import pytest
+
+from tools.browser import resolve, start_tags
 
 pytestmark = pytest.mark.browser
 
@@ -23,54 +23,25 @@ pytestmark = pytest.mark.browser
 LINK_ATTRIBUTES = {"a": "href", "link": "href", "img": "src", "script": "src", "source": "src", "iframe": "src"}
 
 
-class _Collector(html.parser.HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.ids: set[str] = set()
-        self.links: list[str] = []
+@dataclass
+class _Links:
+    """The anchors (ids, and names of ``<a>``) and the link addresses of one page."""
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        for key in ("id", "name") if tag == "a" else ("id",):
-            if values.get(key):
-                self.ids.add(values[key])
-        wanted = LINK_ATTRIBUTES.get(tag)
-        if wanted and values.get(wanted) is not None:
-            self.links.append(values[wanted])
+    ids: set[str] = field(default_factory=set)
+    links: list[str] = field(default_factory=list)
 
 
 @lru_cache(maxsize=None)
-def _parse(path: Path) -> _Collector:
-    collector = _Collector()
-    collector.feed(path.read_text(encoding="utf-8", errors="replace"))
-    return collector
-
-
-def resolve(site: Path, page: Path, link: str) -> tuple[Path, str] | None:
-    """The file and fragment a link on ``page`` points at; None if it leaves the site.
-
-    >>> site = Path("/site")
-    >>> resolve(site, site / "book" / "intro.html", "../notebooks/02.html#eq-t2")
-    (PosixPath('/site/notebooks/02.html'), 'eq-t2')
-    >>> resolve(site, site / "book" / "intro.html", "#top")
-    (PosixPath('/site/book/intro.html'), 'top')
-    >>> resolve(site, site / "book" / "intro.html", "https://doi.org/10.1/x") is None
-    True
-    """
-    parts = urllib.parse.urlsplit(link)
-    if parts.scheme or parts.netloc or link.startswith(("mailto:", "javascript:", "data:")):
-        return None
-    fragment = urllib.parse.unquote(parts.fragment)
-    if not parts.path:
-        return page, fragment
-    here = page.parent.relative_to(site).as_posix()
-    target = posixpath.normpath(posixpath.join(here, urllib.parse.unquote(parts.path)))
-    if target.startswith(".."):
-        return site / "__outside_the_site__" / target, fragment
-    path = site / target
-    if parts.path.endswith("/") or path.is_dir():
-        path = path / "index.html"
-    return path, fragment
+def _parse(path: Path) -> _Links:
+    found = _Links()
+    for tag, values in start_tags(path.read_text(encoding="utf-8", errors="replace")):
+        for key in ("id", "name") if tag == "a" else ("id",):
+            if values.get(key):
+                found.ids.add(values[key])
+        wanted = LINK_ATTRIBUTES.get(tag)
+        if wanted and values.get(wanted) is not None:
+            found.links.append(values[wanted])
+    return found
 
 
 def site_pages(site: Path) -> list[Path]:
