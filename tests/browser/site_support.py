@@ -31,6 +31,19 @@ def book_html() -> Path:
     return Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html")).resolve()
 
 
+#: axe-core impact levels that fail the build.
+BLOCKING_IMPACTS = {"serious", "critical"}
+
+
+def blocking(violations: list[dict]) -> list[dict]:
+    """The axe-core violations whose impact is in :data:`BLOCKING_IMPACTS`.
+
+    >>> [v["id"] for v in blocking([{"id": "a", "impact": "minor"}, {"id": "b", "impact": "serious"}])]
+    ['b']
+    """
+    return [v for v in violations if v.get("impact") in BLOCKING_IMPACTS]
+
+
 def tolerated(message: str) -> bool:
     """Whether a console error is in :data:`TOLERATED_CONSOLE_ERRORS`."""
     return any(pattern in message for pattern in TOLERATED_CONSOLE_ERRORS)

@@ -10,14 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from site_support import PAGES, tolerated
+from site_support import PAGES, blocking, tolerated
 from tools.browser import is_external
 
 pytestmark = pytest.mark.browser
-
-#: axe-core impact levels that fail the build.
-BLOCKING_IMPACTS = {"serious", "critical"}
-
 
 @pytest.mark.parametrize("path", PAGES)
 def test_page_loads_without_console_errors(page_reports, path):
@@ -62,10 +58,10 @@ def test_images_load_and_have_alt_text(page_reports, path):
 
 @pytest.mark.parametrize("path", PAGES)
 def test_no_serious_accessibility_violation(page_reports, path):
-    blocking = [v for v in page_reports[path].violations if v.get("impact") in BLOCKING_IMPACTS]
+    found = blocking(page_reports[path].violations)
     details = [
         f"{v['id']} ({v['impact']}): {v['help']} at "
         + "; ".join(", ".join(map(str, node["target"])) for node in v["nodes"][:5])
-        for v in blocking
+        for v in found
     ]
-    assert not blocking, f"axe-core on {path}:\n" + "\n".join(details)
+    assert not found, f"axe-core on {path}:\n" + "\n".join(details)
