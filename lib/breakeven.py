@@ -9,7 +9,9 @@ Solved for each unknown in turn it gives the smallest divisible work, the
 smallest bandwidth and the smallest efficiency at which splitting wins. Each
 function returns ``math.inf`` where no finite value works (``min_efficiency``
 may also return a finite value above 1, which means "impossible even with
-perfect shards").
+perfect shards"). A threshold leaves out the field it solves for, but built
+from :meth:`Phase.array` it still has one value per point of a sweep over
+that field.
 
 >>> from lib.budget import Phase
 >>> from lib.units import GB, MB, ms, s
@@ -25,28 +27,12 @@ perfect shards").
 
 from __future__ import annotations
 
-from dataclasses import fields
-
 import numpy as np
 
 from lib import _checks
 from lib.budget import Phase
 
 __all__ = ["saving_fraction", "break_even_divisible", "min_bandwidth", "min_efficiency"]
-
-
-def _field(phase: Phase, name: str) -> np.ndarray:
-    return np.asarray(getattr(phase, name), dtype=float)
-
-
-def _like_phase(phase: Phase, value: np.ndarray) -> float | np.ndarray:
-    """``value`` broadcast to the shape of the whole sweep held by ``phase``.
-
-    A threshold ignores the field it solves for, but a sweep over that field
-    should still get one answer per point of the grid.
-    """
-    shape = np.broadcast_shapes(*(np.shape(getattr(phase, f.name)) for f in fields(phase)))
-    return _checks.result(np.broadcast_to(value, np.broadcast_shapes(shape, np.shape(value))).copy())
 
 
 def saving_fraction(phase: Phase) -> float | np.ndarray:
@@ -57,7 +43,7 @@ def saving_fraction(phase: Phase) -> float | np.ndarray:
     >>> saving_fraction(Phase(serial=0.0, divisible=1.0, efficiency=0.8))
     0.375
     """
-    return _checks.result(1 - 1 / (_field(phase, "devices") * _field(phase, "efficiency")))
+    return _checks.result(1 - 1 / (phase.array("devices") * phase.array("efficiency")))
 
 
 def break_even_divisible(phase: Phase) -> float | np.ndarray:
@@ -73,7 +59,7 @@ def break_even_divisible(phase: Phase) -> float | np.ndarray:
     cost = np.asarray(phase.communication_time)
     with np.errstate(divide="ignore", invalid="ignore"):
         threshold = np.where(saving > 0, cost / np.where(saving > 0, saving, 1.0), np.inf)
-    return _like_phase(phase, threshold)
+    return _checks.result(threshold)
 
 
 def min_bandwidth(phase: Phase) -> float | np.ndarray:
@@ -93,13 +79,13 @@ def min_bandwidth(phase: Phase) -> float | np.ndarray:
     ...                     bandwidth=np.array([1.0, 2.0])))
     array([2., 2.])
     """
-    margin = _field(phase, "divisible") * np.asarray(saving_fraction(phase)) - (
-        _field(phase, "transfers") * _field(phase, "startup")
+    margin = phase.array("divisible") * np.asarray(saving_fraction(phase)) - (
+        phase.array("transfers") * phase.array("startup")
     )
-    volume = _field(phase, "transfers") * _field(phase, "transfer_bytes")
+    volume = phase.array("transfers") * phase.array("transfer_bytes")
     with np.errstate(divide="ignore", invalid="ignore"):
         needed = np.where(volume > 0, volume / np.where(margin > 0, margin, 1.0), 0.0)
-    return _like_phase(phase, np.where(margin > 0, needed, np.inf))
+    return _checks.result(np.where(margin > 0, needed, np.inf))
 
 
 def min_efficiency(phase: Phase) -> float | np.ndarray:
@@ -112,8 +98,8 @@ def min_efficiency(phase: Phase) -> float | np.ndarray:
     >>> round(min_efficiency(Phase(serial=0.0, divisible=1 * ms, transfers=4, startup=0.23 * ms)), 2)
     6.25
     """
-    divisible = _field(phase, "divisible")
+    divisible = phase.array("divisible")
     margin = divisible - np.asarray(phase.communication_time)
     with np.errstate(divide="ignore", invalid="ignore"):
-        needed = divisible / (_field(phase, "devices") * np.where(margin > 0, margin, 1.0))
-    return _like_phase(phase, np.where(margin > 0, needed, np.inf))
+        needed = divisible / (phase.array("devices") * np.where(margin > 0, margin, 1.0))
+    return _checks.result(np.where(margin > 0, needed, np.inf))

@@ -20,7 +20,13 @@ The base case of the book (chapter 2):
 1.388
 
 Every field may be a numpy array; the properties broadcast, so one Phase can
-hold a whole sweep.
+hold a whole sweep, and each property has the shape of the whole sweep even
+where its formula leaves out the fields that vary:
+
+>>> import numpy as np
+>>> sweep = base.with_(divisible=np.array([6.0, 12.0, 24.0]) * ms)
+>>> sweep.communication_time.shape
+(3,)
 """
 
 from __future__ import annotations
@@ -97,8 +103,28 @@ class Phase:
         for field in fields(self):
             _CHECKS[field.name](field.name, getattr(self, field.name))
 
-    def _get(self, name: str) -> np.ndarray:
-        return np.asarray(getattr(self, name), dtype=float)
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of the whole sweep: every field broadcast together; ``()`` for one phase.
+
+        >>> Phase(serial=1.0, divisible=np.array([1.0, 2.0]), devices=np.array([[2], [4]])).shape
+        (2, 2)
+        """
+        return np.broadcast_shapes(*(np.shape(getattr(self, field.name)) for field in fields(self)))
+
+    def array(self, name: str) -> np.ndarray:
+        """Field ``name`` as a float array of the sweep's :attr:`shape` (a read-only view).
+
+        Arithmetic on these arrays gives one value per point of the sweep,
+        even where a formula leaves out the fields that vary.
+
+        >>> sweep = Phase(serial=1.0, divisible=np.array([1.0, 2.0]))
+        >>> sweep.array("serial")
+        array([1., 1.])
+        >>> Phase(serial=1.0, divisible=2.0).array("devices")
+        array(2.)
+        """
+        return np.broadcast_to(np.asarray(getattr(self, name), dtype=float), self.shape)
 
     def with_(self, **changes: Number) -> "Phase":
         """A copy with some fields changed (validated again).
@@ -111,26 +137,26 @@ class Phase:
     @property
     def one_device_time(self) -> float | np.ndarray:
         """``T1 = S + C``: the whole phase on one device, in seconds."""
-        return _checks.result(self._get("serial") + self._get("divisible"))
+        return _checks.result(self.array("serial") + self.array("divisible"))
 
     @property
     def split_compute_time(self) -> float | np.ndarray:
         """``C / (K eta)``: each device's share of the divisible work, in seconds."""
         return _checks.result(
-            self._get("divisible") / (self._get("devices") * self._get("efficiency"))
+            self.array("divisible") / (self.array("devices") * self.array("efficiency"))
         )
 
     @property
     def communication_time(self) -> float | np.ndarray:
         """``H = Q (l + V / B)``: time spent exchanging data, in seconds."""
-        per_transfer = self._get("startup") + self._get("transfer_bytes") / self._get("bandwidth")
-        return _checks.result(self._get("transfers") * per_transfer)
+        per_transfer = self.array("startup") + self.array("transfer_bytes") / self.array("bandwidth")
+        return _checks.result(self.array("transfers") * per_transfer)
 
     @property
     def split_time(self) -> float | np.ndarray:
         """``T2 = S + C / (K eta) + H``: the phase split over K devices, in seconds."""
         return _checks.result(
-            self._get("serial") + np.asarray(self.split_compute_time) + np.asarray(self.communication_time)
+            self.array("serial") + np.asarray(self.split_compute_time) + np.asarray(self.communication_time)
         )
 
     @property
@@ -155,12 +181,12 @@ class Phase:
     @property
     def parallel_efficiency(self) -> float | np.ndarray:
         """Speedup per device, ``T1 / (K T2)``: 1 would be a perfect split."""
-        return _checks.result(np.asarray(self.speedup) / self._get("devices"))
+        return _checks.result(np.asarray(self.speedup) / self.array("devices"))
 
     @property
     def overlap_bound(self) -> float | np.ndarray:
         """``S + max(C / (K eta), H)``: the best T2 if communication hid entirely behind compute."""
         return _checks.result(
-            self._get("serial")
+            self.array("serial")
             + np.maximum(np.asarray(self.split_compute_time), np.asarray(self.communication_time))
         )

@@ -45,10 +45,6 @@ __all__ = [
 Number = Any  # a float or a numpy array of floats
 
 
-def _field(phase: Phase, name: str) -> np.ndarray:
-    return np.asarray(getattr(phase, name), dtype=float)
-
-
 def _chunks(chunks: Number) -> np.ndarray:
     return _checks.count("chunks", chunks, minimum=1)
 
@@ -80,8 +76,8 @@ def chunk_communication_time(phase: Phase, chunks: Number) -> float | np.ndarray
     0.32
     """
     n = _chunks(chunks)
-    per_transfer = _field(phase, "startup") + _field(phase, "transfer_bytes") / _field(phase, "bandwidth") / n
-    return _checks.result(_field(phase, "transfers") * per_transfer)
+    per_transfer = phase.array("startup") + phase.array("transfer_bytes") / phase.array("bandwidth") / n
+    return _checks.result(phase.array("transfers") * per_transfer)
 
 
 def chunked_split_time(phase: Phase, chunks: Number) -> float | np.ndarray:
@@ -99,7 +95,7 @@ def chunked_split_time(phase: Phase, chunks: Number) -> float | np.ndarray:
     n = _chunks(chunks)
     a = np.asarray(chunk_compute_time(phase, n))
     b = np.asarray(chunk_communication_time(phase, n))
-    return _checks.result(_field(phase, "serial") + a + b + (n - 1) * np.maximum(a, b))
+    return _checks.result(phase.array("serial") + a + b + (n - 1) * np.maximum(a, b))
 
 
 def best_chunks(phase: Phase) -> float | np.ndarray:
@@ -121,8 +117,8 @@ def best_chunks(phase: Phase) -> float | np.ndarray:
     inf
     """
     x = np.asarray(phase.split_compute_time)
-    y = _field(phase, "transfers") * _field(phase, "startup")
-    z = _field(phase, "transfers") * _field(phase, "transfer_bytes") / _field(phase, "bandwidth")
+    y = phase.array("transfers") * phase.array("startup")
+    z = phase.array("transfers") * phase.array("transfer_bytes") / phase.array("bandwidth")
     free = (y == 0) & (z > 0) & (x > 0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         safe_y = np.where(y > 0, y, 1.0)

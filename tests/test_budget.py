@@ -195,6 +195,38 @@ def test_scalar_and_array_fields_broadcast_together():
     assert grid.split_time[1, 0] == pytest.approx(16.42 * ms)
 
 
+PROPERTIES = ["one_device_time", "split_compute_time", "communication_time", "split_time", "speedup",
+              "parallel_efficiency", "overlap_bound"]
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_every_property_has_the_shape_of_the_whole_sweep(field):
+    # A sweep over any one field gives one value per point, even from a formula
+    # that leaves that field out (H does not depend on C, T1 not on K).
+    values = {"transfers": [1, 4, 9], "devices": [1, 2, 8], "efficiency": [0.5, 0.8, 1.0]}
+    if field in values:
+        sweep = np.array(values[field])
+    else:
+        sweep = np.array([0.5, 1.0, 2.0]) * getattr(BASE, field)
+    swept = BASE.with_(**{field: sweep})
+    assert swept.shape == (3,)
+    for name in PROPERTIES:
+        result = getattr(swept, name)
+        assert np.shape(result) == (3,), name
+        for i in range(3):
+            assert result[i] == pytest.approx(getattr(BASE.with_(**{field: sweep[i]}), name)), name
+
+
+def test_array_is_the_field_over_the_whole_sweep():
+    grid = BASE.with_(divisible=np.array([[1.0], [12.0]]) * ms, bandwidth=np.array([1, 10, 50]) * GB / s)
+    assert grid.shape == (2, 3)
+    assert grid.array("serial").shape == (2, 3)
+    assert (grid.array("serial") == 0.8 * ms).all()
+    assert (grid.array("bandwidth")[1] == np.array([1, 10, 50]) * GB / s).all()
+    assert BASE.shape == () and BASE.array("transfers") == 4.0
+    assert isinstance(BASE.communication_time, float)
+
+
 # --- bad input ----------------------------------------------------------------
 
 NAN, INF = float("nan"), float("inf")
