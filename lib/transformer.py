@@ -256,6 +256,8 @@ class TPComm:
     """Communication of one generated token under tensor parallelism.
 
     Attributes are in SI units: ``bytes`` sent per device, times in seconds.
+    Each is a plain number for one setting, or an array with the shape of
+    the whole sweep (every argument of :func:`tp_comm_per_token` broadcast).
     """
 
     collectives: Any
@@ -281,13 +283,22 @@ def tp_comm_per_token(config: ModelConfig, devices: Number, batch: Number = 1, b
     >>> c = tp_comm_per_token(PRESETS["llama-2-70b"], 1, latency=5 * us, bandwidth=400 * GB / s)
     >>> c.collectives, c.total_time
     (0, 0.0)
+
+    Every field has the shape of the whole sweep, here the batch sizes:
+
+    >>> sweep = tp_comm_per_token(PRESETS["llama-2-70b"], 4, batch=[1, 8, 64], latency=5 * us)
+    >>> sweep.collectives.tolist(), sweep.latency_time.shape
+    ([160, 160, 160], (3,))
     """
     k = _checks.count("devices", devices, minimum=1)
     latency_ = _checks.nonnegative("latency", latency)
     bandwidth_ = _checks.positive("bandwidth", bandwidth, allow_inf=True)
-    collectives = np.where(k > 1, tp_collectives_per_token(config), 0)
-    total_bytes = collectives * np.asarray(tp_bytes_per_collective(config.hidden, bytes_per_element, batch, k))
-    collectives_out: Any = int(collectives) if collectives.ndim == 0 else collectives
+    per_collective = np.asarray(tp_bytes_per_collective(config.hidden, bytes_per_element, batch, k))
+    # Every field gets the shape of the whole sweep (devices, batch, bytes, latency, bandwidth).
+    shape = np.broadcast_shapes(per_collective.shape, latency_.shape, bandwidth_.shape)
+    collectives = np.broadcast_to(np.where(k > 1, tp_collectives_per_token(config), 0), shape)
+    total_bytes = collectives * per_collective
+    collectives_out: Any = int(collectives) if collectives.ndim == 0 else collectives.copy()
     return TPComm(
         collectives=collectives_out,
         bytes=_checks.result(total_bytes),

@@ -163,6 +163,22 @@ def test_shard_efficiency_falls_as_shards_shrink():
     assert eta[-1] == 0.5
 
 
+def test_comm_fields_have_the_shape_of_the_sweep():
+    # A batch sweep: the count of collectives and their startups do not depend
+    # on the batch, yet each field holds one value per batch size.
+    config = tr.PRESETS["llama-2-70b"]
+    batch = np.array([1, 8, 64])
+    sweep = tr.tp_comm_per_token(config, 4, batch, 2, latency=5 * us, bandwidth=400 * GB / s)
+    for name in ["collectives", "bytes", "latency_time", "transfer_time", "total_time"]:
+        assert np.shape(getattr(sweep, name)) == (3,), name
+    assert (sweep.collectives == 2 * config.layers).all()
+    assert np.allclose(sweep.latency_time, 2 * config.layers * 5 * us)
+    # A grid of devices (rows) by latency (columns).
+    grid = tr.tp_comm_per_token(config, np.array([[1], [4]]), 1, 2, latency=np.array([1, 5]) * us)
+    assert grid.collectives.shape == grid.bytes.shape == grid.transfer_time.shape == (2, 2)
+    assert (grid.collectives[0] == 0).all() and (grid.bytes[0] == 0).all()
+
+
 @pytest.mark.parametrize("name, call", [
     ("devices", lambda: tr.tp_bytes_per_collective(8192, 2, 1, 0)),
     ("batch", lambda: tr.tp_bytes_per_collective(8192, 2, 1.5, 2)),
