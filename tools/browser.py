@@ -10,7 +10,9 @@ Small pieces, each used by the browser tests and by ``tools.screenshots``:
   every request to another host (:func:`is_external`);
 * :func:`wait_for_mathjax` waits until a page's maths is typeset;
 * :func:`resolve` and :func:`start_tags` follow the links of a built page
-  on disk, without a browser.
+  on disk, without a browser;
+* :func:`missing_book` and :func:`missing_chromium` say what is missing
+  before anything starts.
 
 >>> toc_pages_from({"root": "book/intro", "parts": [{"chapters": [
 ...     {"file": "notebooks/01_a", "sections": [{"file": "notebooks/01b"}]},
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 __all__ = [
-    "CHROMIUM", "CHROMIUM_ARGS", "LOCAL_SCHEMES", "chromium_path",
+    "CHROMIUM", "CHROMIUM_ARGS", "LOCAL_SCHEMES", "chromium_path", "missing_chromium", "missing_book",
     "toc_pages", "toc_pages_from", "serve", "launch", "is_external", "offline_context", "wait_for_mathjax",
     "resolve", "start_tags",
 ]
@@ -58,6 +60,30 @@ LOCAL_SCHEMES = {"data", "blob", "about", "chrome-extension"}
 def chromium_path() -> str:
     """The Chromium executable: ``$CHROMIUM_PATH`` if set, else :data:`CHROMIUM`."""
     return os.environ.get("CHROMIUM_PATH", CHROMIUM)
+
+
+def missing_chromium(executable: str | None = None) -> str | None:
+    """What to do when the Chromium executable is not there; None when it is.
+
+    >>> missing_chromium("/nowhere/chromium")
+    'Chromium not found at /nowhere/chromium: install it with `apt-get install -y chromium` (or set CHROMIUM_PATH).'
+    """
+    executable = executable or chromium_path()
+    if Path(executable).is_file():
+        return None
+    return (f"Chromium not found at {executable}: install it with "
+            "`apt-get install -y chromium` (or set CHROMIUM_PATH).")
+
+
+def missing_book(site: str | Path, make: str = "make book") -> str | None:
+    """What to do when ``site`` holds no built book (no ``index.html``); None when it does.
+
+    >>> missing_book("/nowhere/html")
+    'No built book at /nowhere/html: run `make book` first.'
+    """
+    if (Path(site) / "index.html").is_file():
+        return None
+    return f"No built book at {site}: run `{make}` first."
 
 
 def toc_pages_from(toc: dict) -> list[str]:

@@ -27,6 +27,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+from tools.browser import missing_book
+
 __all__ = ["NAME", "README", "collect", "build_zip", "main"]
 
 NAME = "twice-the-devices-workshop"
@@ -180,8 +182,9 @@ def main(argv: list[str] | None = None) -> Path:
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         raise SystemExit("usage: python -m tools.dist TARGET_FOLDER")
-    if not Path("_build/html/index.html").is_file():
-        raise SystemExit("_build/html/index.html is missing: run `make book student` first")
+    problem = missing_book(Path("_build/html"), make="make book student")
+    if problem:
+        raise SystemExit(problem)
     try:
         path = build_zip(Path(argv[0]))
     except FileNotFoundError as error:

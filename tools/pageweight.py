@@ -28,7 +28,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tools.browser import resolve, start_tags
+from tools.browser import missing_book, resolve, start_tags, toc_pages
 
 __all__ = ["PageWeight", "references", "css_imports", "weigh", "format_report", "main"]
 
@@ -153,8 +153,6 @@ def format_report(weights: list[PageWeight], top: int = 5, budget: float = 1.5 *
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tools.browser import toc_pages
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("site", type=Path, help="the built HTML book, e.g. _build/html")
     parser.add_argument("--toc", type=Path, default=Path("_toc.yml"), help="table of contents (default: _toc.yml)")
@@ -162,8 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-mb", type=float, default=1.5, help="budget per page in MB (10^6 bytes)")
     parser.add_argument("--strict", action="store_true", help="exit with status 1 if a page is over budget")
     args = parser.parse_args(argv)
-    if not (args.site / "index.html").is_file():
-        parser.error(f"no built book at {args.site}: run `make book` first")
+    problem = missing_book(args.site)
+    if problem:
+        parser.error(problem)
     weights = [weigh(args.site, page) for page in toc_pages(args.toc)]
     budget = args.budget_mb * MB
     print(format_report(weights, top=args.top, budget=budget))

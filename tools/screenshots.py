@@ -68,7 +68,7 @@ def take(site: Path, out: Path, pages: list[str], widths: tuple[int, ...] = WIDT
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tools.browser import chromium_path, toc_pages
+    from tools.browser import missing_book, missing_chromium, toc_pages
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("site", type=Path, help="the built HTML book, e.g. _build/html")
@@ -76,10 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--toc", type=Path, default=Path("_toc.yml"), help="table of contents (default: _toc.yml)")
     parser.add_argument("--widths", type=int, nargs="+", default=list(WIDTHS), help="viewport widths in pixels")
     args = parser.parse_args(argv)
-    if not (args.site / "index.html").is_file():
-        parser.error(f"no built book at {args.site}: run `make book` first")
-    if not Path(chromium_path()).is_file():
-        parser.error(f"Chromium not found at {chromium_path()}: `apt-get install chromium` or set CHROMIUM_PATH")
+    problem = missing_book(args.site) or missing_chromium()
+    if problem:
+        parser.error(problem)
     written = take(args.site, args.out, toc_pages(args.toc), tuple(args.widths))
     for path in written:
         print(path)

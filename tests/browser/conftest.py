@@ -16,14 +16,15 @@ from typing import Any, Iterator
 import pytest
 
 from site_support import PAGES, PageReport, book_html, report_page
-from tools.browser import chromium_path, launch, offline_context, serve
+from tools.browser import chromium_path, launch, missing_book, missing_chromium, offline_context, serve
 
 
 @pytest.fixture(scope="session")
 def site_dir() -> Path:
     path = book_html()
-    if not (path / "index.html").is_file():
-        pytest.fail(f"No built book at {path}: run `make book` first (or set BOOK_HTML).")
+    problem = missing_book(path)
+    if problem:
+        pytest.fail(problem + " Or set BOOK_HTML.")
     return path
 
 
@@ -37,9 +38,8 @@ def base_url(site_dir: Path) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     executable = chromium_path()
-    if not Path(executable).is_file():
-        message = (f"Chromium not found at {executable}: install it with "
-                   "`apt-get install -y chromium` (or set CHROMIUM_PATH).")
+    message = missing_chromium(executable)
+    if message:
         if os.environ.get("CI"):
             pytest.fail(message + " CI must run the browser tests.")
         pytest.skip(message + " Browser tests skipped.")
