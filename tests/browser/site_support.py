@@ -7,16 +7,13 @@ The site under test is ``$BOOK_HTML`` (default ``_build/html``, built by
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT) not in sys.path:  # `tools` is not an installed package
-    sys.path.insert(0, str(ROOT))
+from tools.browser import toc_pages, wait_for_mathjax
 
-from tools.browser import toc_pages, wait_for_mathjax  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 #: Every page the table of contents lists, as paths relative to the site root.
 PAGES = toc_pages(ROOT / "_toc.yml")
