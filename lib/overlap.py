@@ -75,9 +75,8 @@ def chunk_communication_time(phase: Phase, chunks: Number) -> float | np.ndarray
     >>> round(chunk_communication_time(BASE, 4) / ms, 6)
     0.32
     """
-    n = _chunks(chunks)
-    per_transfer = phase.array("startup") + phase.array("transfer_bytes") / phase.array("bandwidth") / n
-    return _checks.result(phase.array("transfers") * per_transfer)
+    share = phase.array("transfer_bytes") / _chunks(chunks)
+    return phase.with_(transfer_bytes=share).communication_time
 
 
 def chunked_split_time(phase: Phase, chunks: Number) -> float | np.ndarray:
@@ -117,8 +116,8 @@ def best_chunks(phase: Phase) -> float | np.ndarray:
     inf
     """
     x = np.asarray(phase.split_compute_time)
-    y = phase.array("transfers") * phase.array("startup")
-    z = phase.array("transfers") * phase.array("transfer_bytes") / phase.array("bandwidth")
+    y = np.asarray(phase.with_(transfer_bytes=0.0).communication_time)  # the startups' share of H
+    z = np.asarray(phase.with_(startup=0.0).communication_time)  # the bytes' share of H
     free = (y == 0) & (z > 0) & (x > 0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         safe_y = np.where(y > 0, y, 1.0)
