@@ -27,6 +27,7 @@ if str(ROOT) not in sys.path:  # `tools` is not installed; `python -m pytest` ad
 
 import tools.dist  # noqa: E402
 import tools.student  # noqa: E402
+from tools.execute import KERNELSPEC  # noqa: E402
 from tools.student import chapter_notebooks, exercise_labels, make_student, strip_solutions  # noqa: E402
 
 NOTEBOOKS = ROOT / "notebooks"
@@ -81,8 +82,7 @@ SYNTHETIC = [
 
 def _synthetic():
     notebook = nbformat.v4.new_notebook(cells=[nbformat.from_dict(c) for c in SYNTHETIC])
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
+    notebook.metadata["kernelspec"] = dict(KERNELSPEC)
     return notebook
 
 

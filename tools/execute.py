@@ -6,9 +6,10 @@ book build and nbval run it.
 
 >>> import nbformat
 >>> notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")])
->>> notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
 >>> execute(notebook, Path(".")).cells[0].outputs[0]["data"]["text/plain"]
 '2'
+>>> notebook.metadata.kernelspec == KERNELSPEC
+True
 """
 
 from __future__ import annotations
@@ -20,16 +21,35 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+__all__ = ["KERNELSPEC", "clean", "execute", "main"]
+
+#: The kernel every notebook of the book names and runs in.
+KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+
+
+def clean(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Drop each cell's ``execution`` metadata (timestamps) and name :data:`KERNELSPEC`, in place.
+
+    >>> import nbformat
+    >>> cell = nbformat.v4.new_code_cell("1", metadata={"execution": {"iopub.status.idle": "2026"}})
+    >>> cleaned = clean(nbformat.v4.new_notebook(cells=[cell]))
+    >>> cleaned.cells[0].metadata, cleaned.metadata.kernelspec.name
+    ({}, 'python3')
+    """
+    for cell in notebook.cells:
+        cell.metadata.pop("execution", None)
+    notebook.metadata["kernelspec"] = dict(KERNELSPEC)
+    return notebook
+
 
 def execute(notebook: nbformat.NotebookNode, folder: Path, timeout: int = 600) -> nbformat.NotebookNode:
     """Run every cell of ``notebook`` with ``folder`` as working directory.
 
-    No timestamps are stored in the cells, so re-running an unchanged
-    notebook changes nothing but what the code really prints.
+    No timestamps are stored in the cells (see :func:`clean`), so re-running
+    an unchanged notebook changes nothing but what the code really prints.
     """
-    for cell in notebook.cells:
-        cell.metadata.pop("execution", None)
-    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", record_timing=False,
+    clean(notebook)
+    client = NotebookClient(notebook, timeout=timeout, kernel_name=KERNELSPEC["name"], record_timing=False,
                             resources={"metadata": {"path": str(folder)}})
     client.execute()
     return notebook

@@ -46,6 +46,8 @@ from pathlib import Path
 
 import nbformat
 
+from tools.execute import clean
+
 __all__ = [
     "NOTE",
     "chapter_notebooks",
@@ -244,10 +246,7 @@ def clear_outputs(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
-            cell.metadata.pop("execution", None)
-    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                       "language": "python"}
-    return notebook
+    return clean(notebook)
 
 
 def make_student(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
