@@ -31,6 +31,8 @@ from lib import _checks, collectives
 __all__ = [
     "ModelConfig",
     "PRESETS",
+    "ParameterBreakdown",
+    "parameter_breakdown",
     "parameter_count",
     "active_parameter_count",
     "kv_cache_bytes_per_token",
@@ -165,25 +167,56 @@ PRESETS: dict[str, ModelConfig] = {
 }
 
 
-def _layer_parts(config: ModelConfig) -> tuple[int, int, int]:
-    """(attention, one expert's MLP, everything else) parameters of one layer."""
+@dataclass(frozen=True)
+class ParameterBreakdown:
+    """Where the parameters of a model sit, in counts of numbers (not bytes).
+
+    Per layer: ``attention_qo`` (query and output projections, with the
+    query bias), ``attention_kv`` (key and value projections, with their
+    biases), ``mlp`` (one expert's MLP), ``router`` and ``norms``. Once per
+    model: ``embedding`` (input), ``head`` (output; 0 when tied) and
+    ``final_norm``. Tensor parallelism splits the attention by heads and the
+    MLP by columns; a lookup reads one embedding row per token, not the table.
+
+    >>> parts = parameter_breakdown(PRESETS["llama-3-8b"])
+    >>> parts.embedding == parts.head == 128256 * 4096
+    True
+    """
+
+    attention_qo: int
+    attention_kv: int
+    mlp: int
+    router: int
+    norms: int
+    embedding: int
+    head: int
+    final_norm: int
+    layers: int
+    experts: int
+
+    def layer(self, experts: int | None = None) -> int:
+        """One layer's parameters with ``experts`` MLPs (all of them by default)."""
+        count = self.experts if experts is None else experts
+        return self.attention_qo + self.attention_kv + count * self.mlp + self.router + self.norms
+
+
+def parameter_breakdown(config: ModelConfig) -> ParameterBreakdown:
+    """The parameters of ``config`` by part; :func:`parameter_count` is their sum."""
     d, hd = config.hidden, config.head_dim
     q_width, kv_width = config.heads * hd, config.kv_heads * hd
-    attention = d * q_width + 2 * d * kv_width + q_width * d
-    if config.qkv_bias:
-        attention += q_width + 2 * kv_width
+    qo = 2 * d * q_width + (q_width if config.qkv_bias else 0)
+    kv = 2 * d * kv_width + (2 * kv_width if config.qkv_bias else 0)
     mlp = (3 if config.gated_mlp else 2) * d * config.ffn_hidden
-    other = 2 * d  # two RMSNorm weight vectors
-    if config.experts > 1:
-        other += d * config.experts  # the router
-    return attention, mlp, other
+    router = d * config.experts if config.experts > 1 else 0
+    embedding = config.vocab * d
+    return ParameterBreakdown(attention_qo=qo, attention_kv=kv, mlp=mlp, router=router, norms=2 * d,
+                              embedding=embedding, head=0 if config.tied_embeddings else embedding, final_norm=d,
+                              layers=config.layers, experts=config.experts)
 
 
 def _count(config: ModelConfig, experts: int) -> int:
-    attention, mlp, other = _layer_parts(config)
-    per_layer = attention + experts * mlp + other
-    embeddings = config.vocab * config.hidden * (1 if config.tied_embeddings else 2)
-    return config.layers * per_layer + embeddings + config.hidden  # + final norm
+    parts = parameter_breakdown(config)
+    return config.layers * parts.layer(experts) + parts.embedding + parts.head + parts.final_norm
 
 
 def parameter_count(config: ModelConfig) -> int:
@@ -351,23 +384,27 @@ def decode_time_bound(parameter_bytes: Number, devices: Number, device_bandwidth
 
 
 def valid_tp_degrees(config: ModelConfig, max_devices: int, replicate_kv: bool = False) -> list[int]:
-    """Tensor-parallel degrees ``K <= max_devices`` that split the attention evenly.
+    """Tensor-parallel degrees ``K <= max_devices`` that split the attention and the MLP evenly.
 
-    Strict (``replicate_kv=False``): ``K`` divides the attention heads and the
-    KV heads. Replicated: ``K`` divides the attention heads and, when ``K`` is
-    larger than the KV heads, is a multiple of them, so that every device
-    holds a copy of one KV head (as serving engines do); up to the number of
-    KV heads it must divide them as in strict mode.
+    ``K`` must divide the attention heads and the MLP's inner width
+    ``ffn_hidden`` (each device takes whole columns of the gate and up
+    projections: vLLM's ``MergedColumnParallelLinear`` asserts
+    ``output_size % tp_size == 0``). Strict (``replicate_kv=False``): ``K``
+    also divides the KV heads. Replicated: up to the number of KV heads it
+    must divide them; beyond, it must be a multiple of them, so that every
+    device holds a copy of one KV head (as serving engines do).
 
     >>> valid_tp_degrees(PRESETS["llama-3-8b"], 64)
     [1, 2, 4, 8]
     >>> valid_tp_degrees(PRESETS["llama-3-8b"], 64, replicate_kv=True)
     [1, 2, 4, 8, 16, 32]
+    >>> valid_tp_degrees(PRESETS["llama-2-13b"], 64)      # 40 heads, but ffn_hidden 13824 = 2**9 * 27
+    [1, 2, 4, 8]
     """
     top = _checks.scalar_count("max_devices", max_devices, minimum=1)
     degrees = []
     for k in range(1, top + 1):
-        if config.heads % k:
+        if config.heads % k or config.ffn_hidden % k:
             continue
         if k <= config.kv_heads or not replicate_kv:
             ok = config.kv_heads % k == 0

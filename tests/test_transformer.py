@@ -108,25 +108,46 @@ def test_decode_bound():
     np.testing.assert_allclose(tr.decode_time_bound(100.0, np.array([1, 2]), 25.0), [4.0, 2.0])
 
 
-# Hand-checked by listing divisors: Llama-3 8B has 32 heads and 8 KV heads;
-# Qwen2 7B has 28 heads and 4 KV heads; Llama-2 13B has 40 heads and 40 KV heads.
+# Hand-checked by listing divisors: Llama-3 8B has 32 heads, 8 KV heads, ffn 14336 = 2**11 * 7;
+# Qwen2 7B has 28 heads, 4 KV heads, ffn 18944 = 2**8 * 74 (28 does not divide it: 18944 / 28 = 676.57);
+# Llama-2 13B has 40 heads and 40 KV heads, ffn 13824 = 2**9 * 27 (no factor 5).
 @pytest.mark.parametrize("key, replicate, expected", [
     ("llama-3-8b", False, [1, 2, 4, 8]),
     ("llama-3-8b", True, [1, 2, 4, 8, 16, 32]),
     ("qwen2-7b", False, [1, 2, 4]),
-    ("qwen2-7b", True, [1, 2, 4, 28]),
-    ("llama-2-13b", False, [1, 2, 4, 5, 8, 10, 20, 40]),
-    ("llama-2-13b", True, [1, 2, 4, 5, 8, 10, 20, 40]),
+    ("qwen2-7b", True, [1, 2, 4]),
+    ("llama-2-13b", False, [1, 2, 4, 8]),
+    ("llama-2-13b", True, [1, 2, 4, 8]),
     ("llama-2-70b", True, [1, 2, 4, 8, 16, 32, 64]),
 ])
 def test_valid_tp_degrees_hand_checked(key, replicate, expected):
     assert tr.valid_tp_degrees(tr.PRESETS[key], 64, replicate_kv=replicate) == expected
 
 
+def test_valid_tp_degrees_need_the_mlp_to_split():
+    # 8 heads and 8 KV heads allow 1, 2, 4, 8; an MLP of width 12 rules out 8.
+    config = tr.ModelConfig("narrow", layers=1, hidden=8 * 4, heads=8, kv_heads=8, ffn_hidden=12, vocab=4)
+    assert tr.valid_tp_degrees(config, 8) == [1, 2, 4]
+
+
+@given(st.sampled_from(sorted(tr.PRESETS)), st.integers(1, 64))
+def test_valid_degrees_divide_heads_and_mlp(key, top):
+    config = tr.PRESETS[key]
+    for k in tr.valid_tp_degrees(config, top, replicate_kv=True):
+        assert config.heads % k == 0 and config.ffn_hidden % k == 0
+
+
+@pytest.mark.parametrize("key", sorted(tr.PRESETS))
+def test_parameter_breakdown_sums_to_the_count(key):
+    config = tr.PRESETS[key]
+    parts = tr.parameter_breakdown(config)
+    assert config.layers * parts.layer() + parts.embedding + parts.head + parts.final_norm == tr.parameter_count(config)
+
+
 def test_valid_tp_degrees_hand_made_config():
-    # 12 heads, 3 KV heads: strict needs K | 12 and K | 3 -> 1, 3.
-    # replicated: K <= 3 must divide 3 -> 1, 3; K > 3 must divide 12 and be a multiple of 3 -> 6, 12.
-    config = tr.ModelConfig("odd", layers=1, hidden=12 * 4, heads=12, kv_heads=3, ffn_hidden=8, vocab=4)
+    # 12 heads, 3 KV heads, ffn 24: strict needs K | 12, K | 24 and K | 3 -> 1, 3.
+    # replicated: K <= 3 must divide 3 -> 1, 3; K > 3 must divide 12 and 24 and be a multiple of 3 -> 6, 12.
+    config = tr.ModelConfig("odd", layers=1, hidden=12 * 4, heads=12, kv_heads=3, ffn_hidden=24, vocab=4)
     assert tr.valid_tp_degrees(config, 16) == [1, 3]
     assert tr.valid_tp_degrees(config, 16, replicate_kv=True) == [1, 3, 6, 12]
     assert tr.valid_tp_degrees(config, 5, replicate_kv=True) == [1, 3]
