@@ -16,7 +16,7 @@ NBVAL      := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cel
 # Another x86-64 CPU, emulated: numpy without AVX/AVX2/FMA kernels, OpenBLAS's oldest SSE3 kernels.
 OTHER_CPU  := NPY_DISABLE_CPU_FEATURES="AVX2 FMA3 F16C AVX" OPENBLAS_CORETYPE=Prescott
 
-.PHONY: all venv book test unit nbval-other-cpu browser execute serve clean screenshots student dist pageweight
+.PHONY: all venv book test unit nbval-other-cpu bench browser execute serve clean screenshots student dist pageweight
 
 all: book
 
@@ -63,6 +63,10 @@ serve: $(STAMP)
 
 clean:
 	rm -rf _build .pytest_cache .hypothesis .jupyter_cache
+
+## Speed goals live in benchmarks that print their figures (tests never assert timings).
+bench: $(STAMP)
+	$(PY) -m tools.bench_plan
 
 ## Extras for readers and teachers.
 screenshots: $(STAMP)

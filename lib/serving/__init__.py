@@ -1,0 +1,31 @@
+"""Serving many users: KV-cache memory, batched decode, prefill, and a layout planner.
+
+Introduced in chapter 7 (serving many users). One module per topic, all re-exported here:
+
+* :mod:`lib.serving.layout`: tensor x pipeline x data parallel layouts and where devices sit;
+* :mod:`lib.serving.memory`: weights, KV cache and activations per device, and whether they fit;
+* :mod:`lib.serving.step`: the roofline time of a decode step and of a prefill;
+* :mod:`lib.serving.plan`: every layout of a model on a cluster, ranked.
+
+>>> from lib.transformer import PRESETS
+>>> kv_cache_bytes(PRESETS["llama-2-7b"], 1)
+524288.0
+>>> round(expected_experts_touched(8, 2, 16), 2)
+7.92
+"""
+
+from lib.serving.layout import Cluster, Layout, check_layout, layouts, stage_layers
+from lib.serving.memory import (MemoryFit, activation_bytes, kv_bytes_per_token_per_device, kv_cache_bytes,
+                                memory_fit, stage_weight_bytes, weight_bytes_per_device)
+from lib.serving.plan import FrontierPoint, PlanRow, best, frontier, plan
+from lib.serving.step import (ACTIVATION_BYTES, DecodeStep, StageWork, decode_step, expected_experts_touched,
+                              prefill_time, stage_work)
+
+__all__ = [
+    "Layout", "Cluster", "stage_layers", "check_layout", "layouts",
+    "kv_cache_bytes", "kv_bytes_per_token_per_device", "stage_weight_bytes", "weight_bytes_per_device",
+    "activation_bytes", "MemoryFit", "memory_fit",
+    "ACTIVATION_BYTES", "expected_experts_touched", "StageWork", "stage_work", "DecodeStep", "decode_step",
+    "prefill_time",
+    "PlanRow", "plan", "best", "FrontierPoint", "frontier",
+]

@@ -1,0 +1,146 @@
+"""How a model is laid out over devices: tensor, pipeline and data parallel degrees, and where they sit.
+
+Introduced in chapter 7 (serving many users). A :class:`Layout` splits each
+layer over ``tp`` devices, the layer stack into ``pp`` stages and keeps ``dp``
+replicas: ``tp * pp * dp`` devices in all. Devices are numbered tensor-parallel
+first, then stage, then replica, and fill servers of ``devices_per_node`` in
+order, as launchers place ranks.
+
+>>> layout = Layout(tp=4, pp=2, dp=1)
+>>> layout.devices, layout.name
+(8, 'tp4-pp2-dp1')
+>>> stage_layers(80, 3)
+[27, 27, 26]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lib import _checks
+from lib.hardware import Link, device as lookup_device, link as lookup_link
+from lib.transformer import ModelConfig, valid_tp_degrees
+
+__all__ = ["Layout", "Cluster", "stage_layers", "check_layout", "layouts"]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """``tp`` x ``pp`` x ``dp`` devices; ``expert_parallel`` places whole experts on the ``tp`` devices.
+
+    With ``expert_parallel`` the attention is still split by heads and each
+    device holds ``experts / tp`` whole experts, as vLLM runs expert
+    parallelism inside a tensor-parallel group (the same two all-reduces per
+    layer).
+    """
+
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    expert_parallel: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("tp", "pp", "dp"):
+            object.__setattr__(self, name, _checks.scalar_count(name, getattr(self, name), minimum=1))
+
+    @property
+    def devices(self) -> int:
+        """``tp * pp * dp``."""
+        return self.tp * self.pp * self.dp
+
+    @property
+    def name(self) -> str:
+        """``"tp{T}-pp{P}-dp{D}"``, the planner's row key."""
+        return f"tp{self.tp}-pp{self.pp}-dp{self.dp}"
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Where the devices sit: the device, servers of ``devices_per_node``, and the links.
+
+    ``link`` joins the devices of one server (the device's own by default);
+    ``inter_link`` is each network port between servers, ``nics_per_node``
+    of them per server (one per device by default, as in NVIDIA's 8-GPU
+    servers).
+    """
+
+    device: object
+    devices_per_node: int = 8
+    link: Link | str | None = None
+    inter_link: Link | str = "ib-hdr"
+    nics_per_node: int | None = None
+
+    def __post_init__(self) -> None:
+        device = lookup_device(self.device)
+        object.__setattr__(self, "device", device)
+        object.__setattr__(self, "devices_per_node",
+                           _checks.scalar_count("devices_per_node", self.devices_per_node, minimum=1))
+        object.__setattr__(self, "link", lookup_link(device.link if self.link is None else self.link))
+        object.__setattr__(self, "inter_link", lookup_link(self.inter_link))
+        nics = self.devices_per_node if self.nics_per_node is None else self.nics_per_node
+        object.__setattr__(self, "nics_per_node", _checks.scalar_count("nics_per_node", nics, minimum=1))
+
+    def node(self, index: int) -> int:
+        """The server that holds device ``index``."""
+        return index // self.devices_per_node
+
+
+def stage_layers(layers: int, stages: int) -> list[int]:
+    """Layers per pipeline stage: an even split, the first ``layers % stages`` stages one more.
+
+    Engines differ in where they put the remainder; the heaviest stage is the
+    same either way.
+
+    >>> stage_layers(32, 4), stage_layers(7, 3)
+    ([8, 8, 8, 8], [3, 2, 2])
+    """
+    n = _checks.scalar_count("layers", layers, minimum=1)
+    s = _checks.scalar_count("stages", stages, minimum=1)
+    if s > n:
+        raise ValueError(f"stages must be at most the number of layers ({n}), got {s}")
+    return [n // s + (1 if i < n % s else 0) for i in range(s)]
+
+
+def check_layout(config: ModelConfig, layout: Layout) -> None:
+    """Raise a ValueError naming the degree that ``config`` cannot be split by.
+
+    >>> from lib.transformer import PRESETS
+    >>> check_layout(PRESETS["llama-3-8b"], Layout(tp=3))
+    Traceback (most recent call last):
+    ...
+    ValueError: tp must split the 32 heads, 8 KV heads and MLP width 14336 of Llama-3 8B evenly (see valid_tp_degrees), got 3
+    """
+    if layout.expert_parallel:
+        if config.experts == 1:
+            raise ValueError(f"expert_parallel needs a mixture of experts; {config.name} is dense")
+        if config.experts % layout.tp:
+            raise ValueError(f"tp must divide the {config.experts} experts of {config.name} for expert "
+                             f"parallelism, got {layout.tp}")
+    if layout.tp not in valid_tp_degrees(config, layout.tp, replicate_kv=True):
+        raise ValueError(f"tp must split the {config.heads} heads, {config.kv_heads} KV heads and MLP width "
+                         f"{config.ffn_hidden} of {config.name} evenly (see valid_tp_degrees), got {layout.tp}")
+    if layout.pp > config.layers:
+        raise ValueError(f"pp must be at most the {config.layers} layers of {config.name}, got {layout.pp}")
+
+
+def layouts(config: ModelConfig, devices: int, expert_parallel: bool = False) -> list[Layout]:
+    """Every layout that uses exactly ``devices``: valid ``tp``, then ``pp``, then ``dp = devices / (tp pp)``.
+
+    >>> [l.name for l in layouts(__import__("lib.transformer").transformer.PRESETS["llama-3-8b"], 4)]
+    ['tp1-pp1-dp4', 'tp1-pp2-dp2', 'tp1-pp4-dp1', 'tp2-pp1-dp2', 'tp2-pp2-dp1', 'tp4-pp1-dp1']
+    """
+    n = _checks.scalar_count("devices", devices, minimum=1)
+    found = []
+    for tp in range(1, n + 1):
+        if n % tp:
+            continue
+        for pp in range(1, n // tp + 1):
+            if (n // tp) % pp or pp > config.layers:
+                continue
+            layout = Layout(tp, pp, n // (tp * pp), expert_parallel and config.experts > 1)
+            try:
+                check_layout(config, layout)
+            except ValueError:
+                continue
+            found.append(layout)
+    return found

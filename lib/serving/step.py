@@ -1,0 +1,256 @@
+"""How long a serving step takes: a roofline per pipeline stage, plus the collectives and hops.
+
+Introduced in chapter 7 (serving many users). One forward pass on one device
+must read bytes (weights, KV cache) and do FLOPs; it takes at least
+
+    max(bytes / (eta_mem BW), flops / (eta_flop peak))
+
+(the roofline of Williams et al. 2009), plus the tensor-parallel all-reduces,
+which wait for each other. A decode step carries one token per sequence;
+weights are read once however many sequences share the step, which is why
+batching pays until the FLOPs catch up. A prefill carries a whole prompt and
+is compute-bound.
+
+In a pipeline of ``pp`` stages an engine keeps up to ``pp`` microbatches in
+flight, each a slice of the batch. A sequence's next token needs its previous
+one to come back round, so with ``m`` microbatches the time per output token
+is the longer of one trip round the loop and ``m`` passes of the slowest
+stage:
+
+    tpot = max(sum(stage) + hops, m x max(stage))
+
+Efficiencies default to 1, which gives the ideal bound; calibrate them
+against a measurement of your own engine.
+
+>>> from lib.transformer import PRESETS
+>>> from lib.serving.layout import Cluster, Layout
+>>> from lib.units import ms
+>>> step = decode_step(PRESETS["llama-3-8b"], Cluster("h100-sxm"), Layout(), batch=1, context=1)
+>>> round(step.tpot / ms, 2), step.bound
+(4.48, 'memory')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lib import _checks
+from lib.collectives import send_time, tune_allreduce
+from lib.serving.layout import Cluster, Layout, check_layout, stage_layers
+from lib.serving.memory import kv_bytes_per_token_per_device
+from lib.transformer import ModelConfig, kv_heads_per_device, parameter_breakdown
+
+__all__ = ["expected_experts_touched", "StageWork", "stage_work", "DecodeStep", "decode_step", "prefill_time",
+           "ACTIVATION_BYTES"]
+
+Number = Any
+
+#: Bytes per activation element on the wire and in the collectives (16-bit), whatever the weights use.
+ACTIVATION_BYTES = 2
+
+
+def expected_experts_touched(experts: Number, top_k: Number, tokens: Number) -> float | np.ndarray:
+    """Distinct experts a layer reads, on average, when ``tokens`` tokens each pick ``top_k`` of ``experts``.
+
+    Each expert is missed by one token with probability ``1 - k/E``, by all
+    ``T`` of them with ``(1 - k/E)^T`` (routers spreading evenly), so
+
+        touched = E (1 - (1 - k/E)^T)
+
+    >>> round(expected_experts_touched(8, 2, 1), 2), round(expected_experts_touched(8, 2, 16), 2)
+    (2.0, 7.92)
+    """
+    e = _checks.count("experts", experts, minimum=1)
+    k = _checks.count("top_k", top_k, minimum=1)
+    if (k > e).any():
+        raise ValueError(f"top_k must be at most experts, got top_k={top_k!r}, experts={experts!r}")
+    t = _checks.nonnegative("tokens", tokens)
+    return _checks.result(e * (1 - (1 - k / e) ** t))
+
+
+@dataclass(frozen=True)
+class StageWork:
+    """One device's work in one pipeline stage for one forward pass.
+
+    ``read_bytes`` and ``flops`` feed the roofline; ``memory_time`` and
+    ``compute_time`` are its two sides; ``communication_time`` the
+    tensor-parallel all-reduces. Each is a float or an array over the sweep.
+    """
+
+    read_bytes: Any
+    flops: Any
+    memory_time: Any
+    compute_time: Any
+    communication_time: Any
+
+    @property
+    def time(self) -> Any:
+        """``max(memory_time, compute_time) + communication_time``."""
+        return _checks.result(np.maximum(self.memory_time, self.compute_time) + np.asarray(self.communication_time))
+
+
+def _tp_allreduce(cluster: Cluster, tp: int, message: np.ndarray) -> np.ndarray:
+    """Time of one tensor-parallel all-reduce of ``message`` bytes, NCCL's tuner, inside or across nodes."""
+    if tp == 1:
+        return np.zeros_like(message)
+    nodes = max(1, -(-tp // cluster.devices_per_node))
+    if nodes == 1:
+        return np.asarray(tune_allreduce(message, tp, cluster.link).time)
+    nics = cluster.nics_per_node
+    return np.asarray(tune_allreduce(message, tp, cluster.link, nodes, cluster.inter_link, nics).time)
+
+
+def stage_work(config: ModelConfig, cluster: Cluster, layout: Layout, stage: int, tokens: Number, context: Number,
+               prefill: bool = False, bytes_per_element: Number = 2, kv_bytes_per_element: Number | None = None,
+               memory_efficiency: Number = 1.0, compute_efficiency: Number = 1.0) -> StageWork:
+    """The roofline work of one device of pipeline stage ``stage`` in one forward pass.
+
+    Decode (``prefill=False``): ``tokens`` sequences each add one token and
+    read ``context`` cached tokens. Prefill: one prompt of ``tokens`` tokens
+    attends causally to itself and writes its KV cache. Weights read are
+    those the pass touches: not the embedding table (a lookup), only the
+    experts the step's tokens are routed to.
+    """
+    check_layout(config, layout)
+    counts = stage_layers(config.layers, layout.pp)
+    if not 0 <= stage < len(counts):
+        raise ValueError(f"stage must be in 0..{len(counts) - 1}, got {stage!r}")
+    n = _checks.positive("tokens", tokens)
+    ctx = _checks.nonnegative("context", context)
+    b = _checks.positive("bytes_per_element", bytes_per_element)
+    kv_b = b if kv_bytes_per_element is None else _checks.positive("kv_bytes_per_element", kv_bytes_per_element)
+    eta_mem = _checks.fraction("memory_efficiency", memory_efficiency)
+    eta_flop = _checks.fraction("compute_efficiency", compute_efficiency)
+    device = cluster.device
+    parts = parameter_breakdown(config)
+    tp, layers = layout.tp, counts[stage]
+    last = stage == len(counts) - 1
+
+    kv_weights = parts.attention_kv * kv_heads_per_device(config, tp) / config.kv_heads
+    dense = parts.attention_qo / tp + kv_weights + parts.router + parts.norms
+    touched = expected_experts_touched(config.experts, config.experts_per_token, n) if config.experts > 1 else 1.0
+    head = (parts.head or parts.embedding) / tp if last else 0.0
+    weights_read = (layers * (dense + np.asarray(touched) * parts.mlp / tp) + head) * b
+
+    kv_token = kv_bytes_per_token_per_device(config, Layout(tp=tp), kv_b) * layers / config.layers
+    q_width = config.heads * config.head_dim / tp
+    active_linear = dense + config.experts_per_token * parts.mlp / tp
+    if prefill:
+        kv_traffic = n * kv_token                                  # written once
+        attention_flops = 4 * q_width * n * (n + 1) / 2 * layers   # causal: token i sees i tokens
+        head_tokens = 1.0                                          # logits only for the last position
+    else:
+        kv_traffic = n * ctx * kv_token                            # every sequence reads its whole cache
+        attention_flops = 4 * q_width * n * ctx * layers
+        head_tokens = n
+    flops = 2 * n * layers * active_linear + attention_flops + 2 * head_tokens * head
+    read = weights_read + kv_traffic
+    message = n * config.hidden * ACTIVATION_BYTES
+    communication = 2 * layers * _tp_allreduce(cluster, tp, np.asarray(message, dtype=float))
+    shape = np.broadcast_shapes(np.shape(read), np.shape(flops), np.shape(communication))
+    return StageWork(
+        read_bytes=_checks.result(np.broadcast_to(read, shape)),
+        flops=_checks.result(np.broadcast_to(flops, shape)),
+        memory_time=_checks.result(np.broadcast_to(read / (eta_mem * device.memory_bandwidth), shape)),
+        compute_time=_checks.result(np.broadcast_to(flops / (eta_flop * device.peak_flops), shape)),
+        communication_time=_checks.result(np.broadcast_to(communication, shape)),
+    )
+
+
+def _hop_links(cluster: Cluster, layout: Layout, replica: int) -> list:
+    """The link each pipeline boundary of one replica crosses: inside a server or between two."""
+    first = replica * layout.tp * layout.pp
+    links = []
+    for boundary in range(layout.pp - 1):
+        sender = first + (boundary + 1) * layout.tp - 1
+        receiver = first + (boundary + 1) * layout.tp
+        links.append(cluster.link if cluster.node(sender) == cluster.node(receiver) else cluster.inter_link)
+    return links
+
+
+@dataclass(frozen=True)
+class DecodeStep:
+    """A decode step of one replica: per-stage times, hops, and what users and devices see.
+
+    ``tpot`` is the time per output token of every sequence in the batch;
+    ``tokens_per_s`` the replica's output rate; ``bound`` names the side of
+    the roofline that sets the slowest stage's time.
+    """
+
+    stage_times: tuple
+    hop_time: Any
+    microbatches: Any
+    tpot: Any
+    tokens_per_s: Any
+    bound: Any
+
+
+def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Number, context: Number,
+                bytes_per_element: Number = 2, kv_bytes_per_element: Number | None = None,
+                memory_efficiency: Number = 1.0, compute_efficiency: Number = 1.0) -> DecodeStep:
+    """One decode step of one replica carrying ``batch`` sequences with ``context`` tokens each.
+
+    The batch is cut into ``m = min(pp, batch)`` microbatches; a stage's time
+    is that of its busiest device for one microbatch. Broadcasts over
+    ``batch`` and ``context``.
+
+    >>> from lib.transformer import PRESETS
+    >>> from lib.serving.layout import Cluster, Layout
+    >>> llama = PRESETS["llama-3-8b"]
+    >>> one, many = (decode_step(llama, Cluster("h100-sxm"), Layout(), batch=b, context=2048) for b in (1, 64))
+    >>> round(many.tpot / one.tpot, 2)          # 64 times the tokens for about twice the time
+    2.11
+    """
+    check_layout(config, layout)
+    batch_ = _checks.count("batch", batch, minimum=1)
+    m = np.minimum(layout.pp, batch_)
+    micro = np.ceil(batch_ / m)
+    works = [stage_work(config, cluster, layout, s, micro, context, False, bytes_per_element, kv_bytes_per_element,
+                        memory_efficiency, compute_efficiency) for s in range(layout.pp)]
+    times = [np.asarray(w.time, dtype=float) for w in works]
+    hop_bytes = micro * config.hidden * ACTIVATION_BYTES
+    hops = [sum((np.asarray(send_time(hop_bytes, link)) for link in _hop_links(cluster, layout, r)),
+                np.zeros_like(micro)) for r in range(layout.dp)]
+    hop = np.max(np.stack(hops), axis=0)
+    stacked = np.stack(np.broadcast_arrays(*times))
+    tpot = np.maximum(stacked.sum(axis=0) + hop, m * stacked.max(axis=0))
+    slowest = works[int(np.argmax([np.max(t) for t in times]))]
+    bound = np.where(np.asarray(slowest.compute_time) > np.asarray(slowest.memory_time), "compute", "memory")
+    return DecodeStep(
+        stage_times=tuple(_checks.result(t) for t in times),
+        hop_time=_checks.result(hop),
+        microbatches=_checks.result(m),
+        tpot=_checks.result(tpot),
+        tokens_per_s=_checks.result(batch_ / tpot),
+        bound=str(bound) if bound.ndim == 0 else bound,
+    )
+
+
+def prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, prompt_tokens: Number,
+                 bytes_per_element: Number = 2, kv_bytes_per_element: Number | None = None,
+                 memory_efficiency: Number = 1.0, compute_efficiency: Number = 1.0) -> float | np.ndarray:
+    """Time to first token for one prompt on an idle replica: every stage in turn, plus the hops.
+
+    The prompt crosses every stage once (no queueing, no other work in the
+    step); each stage's tensor-parallel all-reduces carry the whole prompt's
+    activations.
+
+    >>> from lib.transformer import PRESETS
+    >>> from lib.serving.layout import Cluster, Layout
+    >>> from lib.units import ms
+    >>> llama = PRESETS["llama-3-70b"]
+    >>> [round(prefill_time(llama, Cluster("h100-sxm"), Layout(tp=k), 2048) / ms) for k in (2, 8)]
+    [160, 60]
+    """
+    check_layout(config, layout)
+    n = _checks.positive("prompt_tokens", prompt_tokens)
+    total = sum(np.asarray(stage_work(config, cluster, layout, s, n, 0, True, bytes_per_element,
+                                      kv_bytes_per_element, memory_efficiency, compute_efficiency).time)
+                for s in range(layout.pp))
+    hop_bytes = n * config.hidden * ACTIVATION_BYTES
+    hops = max((sum((np.asarray(send_time(hop_bytes, link)) for link in _hop_links(cluster, layout, r)),
+                    np.zeros_like(n)) for r in range(layout.dp)), key=lambda h: float(np.max(h)))
+    return _checks.result(total + hops)
