@@ -35,6 +35,7 @@ __all__ = [
     "parameter_breakdown",
     "parameter_count",
     "active_parameter_count",
+    "decode_parameters_read",
     "kv_cache_bytes_per_token",
     "tp_bytes_per_collective",
     "tp_collectives_per_token",
@@ -241,6 +242,23 @@ def active_parameter_count(config: ModelConfig) -> int:
     12.9
     """
     return _count(config, config.experts_per_token)
+
+
+def decode_parameters_read(config: ModelConfig) -> int:
+    """Parameters one token of a batch-1 decode step reads: the active ones, less the input embedding.
+
+    The input embedding is a table lookup (one row per token), not a matrix
+    read in full; the output head is read in full. With tied embeddings the
+    head is the embedding table, so it still counts once.
+
+    >>> config = PRESETS["llama-3-8b"]
+    >>> active, read = active_parameter_count(config), decode_parameters_read(config)
+    >>> round(100 * (active - read) / read, 1)      # % of bytes a bound that counted the lookup would add
+    7.0
+    """
+    parts = parameter_breakdown(config)
+    lookup = parts.embedding if parts.head else 0
+    return active_parameter_count(config) - lookup
 
 
 def kv_cache_bytes_per_token(config: ModelConfig, bytes_per_element: Number = 2) -> float | np.ndarray:

@@ -97,13 +97,15 @@ class Cost:
 class Choice:
     """The tuner's pick for each message size, and every candidate it weighed.
 
-    ``algorithm``, ``protocol`` and ``time`` are plain values for one size and
-    arrays for a sweep; ``costs`` maps ``(algorithm, protocol)`` to its :class:`Cost`.
+    ``algorithm``, ``protocol``, ``time`` and ``latency`` (the chosen pair's
+    latency term) are plain values for one size and arrays for a sweep;
+    ``costs`` maps ``(algorithm, protocol)`` to its :class:`Cost`.
     """
 
     algorithm: Any
     protocol: Any
     time: Any
+    latency: Any
     costs: dict
 
 
@@ -260,9 +262,10 @@ def tune_allreduce(message_bytes: Number, devices: int, link: Link | str, nodes:
     algorithm = np.array([pairs[i][0] for i in best.ravel()]).reshape(best.shape)
     protocol = np.array([pairs[i][1] for i in best.ravel()]).reshape(best.shape)
     time = np.take_along_axis(table, best[None], axis=0)[0]
+    latency = np.array([costs[pairs[i]].latency for i in best.ravel()]).reshape(best.shape)
     if n.ndim == 0:
-        return Choice(str(algorithm), str(protocol), float(time), costs)
-    return Choice(algorithm, protocol, time, costs)
+        return Choice(str(algorithm), str(protocol), float(time), float(latency), costs)
+    return Choice(algorithm, protocol, time, latency, costs)
 
 
 def collective_cost(kind: str, message_bytes: Number, devices: int, link: Link | str, protocol: str = "Simple",

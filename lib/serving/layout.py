@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lib import _checks
-from lib.hardware import Link, device as lookup_device, link as lookup_link
+from lib.hardware import SLOW_LINK, Link, device as lookup_device, link as lookup_link
 from lib.transformer import ModelConfig, valid_tp_degrees
 
 __all__ = ["Layout", "Cluster", "stage_layers", "check_layout", "layouts"]
@@ -67,7 +67,7 @@ class Cluster:
     device: object
     devices_per_node: int = 8
     link: Link | str | None = None
-    inter_link: Link | str = "ib-hdr"
+    inter_link: Link | str = SLOW_LINK
     nics_per_node: int | None = None
 
     def __post_init__(self) -> None:
