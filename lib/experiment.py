@@ -23,9 +23,10 @@ from pathlib import Path
 from lib import toy
 from lib.breakeven import break_even_divisible
 from lib.budget import Phase
+from lib.collectives import startup_time
 from lib.units import GB, MB, ms, s
 
-__all__ = ["BASE", "scenarios", "run", "main"]
+__all__ = ["BASE", "BASE_LINK", "base_startup", "scenarios", "run", "main"]
 
 #: The base case: 0.8 ms serial, 12 ms divisible at 80 % efficiency over two
 #: devices, four transfers of 2 MB at 10 GB/s with 0.03 ms startup each.
@@ -39,6 +40,29 @@ BASE = Phase(
     bandwidth=10 * GB / s,
     devices=2,
 )
+
+
+#: The class of link whose startup proportions the base case borrows (a 10 GB/s link is PCIe-like).
+BASE_LINK = "pcie4"
+
+
+def base_startup(devices):
+    """Startup of one of the base case's all-reduces over ``devices`` devices, in seconds.
+
+    The book's startup model (chapter 5): a base latency plus one latency per
+    ring step, ``l0 + 2 (K - 1) delta``, in the proportions NCCL's tuner uses
+    for a ring with the Simple protocol on a PCIe-class link (8.4 us base,
+    5.7 us per step), scaled so that two devices give the base case's
+    0.03 ms. Zero for one device. Broadcasts over ``devices``.
+
+    >>> from lib.units import us
+    >>> round(base_startup(2) / us, 6), base_startup(1)
+    (30.0, 0.0)
+    >>> round(base_startup(16) / us, 1)
+    271.8
+    """
+    scale = BASE.startup / startup_time("allreduce", 2, BASE_LINK, protocol="Simple")
+    return startup_time("allreduce", devices, BASE_LINK, protocol="Simple") * scale
 
 
 def scenarios(base: Phase = BASE) -> list[tuple[str, Phase]]:
