@@ -46,7 +46,7 @@ from lib.collectives.bytes import fraction_sent, kind_name
 from lib.hardware import HOP_LATENCY, Link, link as lookup_link
 from lib.units import GB, s, us
 
-__all__ = ["ALGORITHMS", "PROTOCOLS", "BASE_LATENCY", "Cost", "Choice", "allreduce_cost", "tune_allreduce",
+__all__ = ["ALGORITHMS", "PROTOCOLS", "BASE_LATENCY", "PROTOCOL_SHARE", "Cost", "Choice", "allreduce_cost", "tune_allreduce",
            "collective_cost", "best_collective_time", "send_time", "startup_time", "two_level_allreduce",
            "TwoLevel"]
 
@@ -65,10 +65,14 @@ BASE_LATENCY = {
     "nvls_tree": {"LL": 0.0, "LL128": 0.0, "Simple": 0.0},
 }
 
-#: Share of the link's bandwidth each protocol keeps on a ring (LL: half; LL128: NCCL's 0.92).
-_RING_SHARE = {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}
-#: The tree's: 0.92 for every protocol, then LL / 3.8 and LL128 x 7/9 (one node) or 120/128 (several).
-_TREE_SHARE = {"LL": 0.92 / 3.8, "LL128": 0.92 * 7 / 9, "Simple": 0.92}
+#: Share of the link's bus bandwidth each protocol keeps, ``PROTOCOL_SHARE[algorithm][protocol]``: on a ring
+#: LL carries 8 data bytes in 16 (half) and LL128 counts 0.92; the tree keeps 0.92 for every protocol, then
+#: LL / 3.8 and LL128 x 7/9 on one node (120/128 across nodes). NVLS has its own efficiency (``Link``).
+PROTOCOL_SHARE = {
+    "ring": {"LL": 0.5, "LL128": 0.92, "Simple": 1.0},
+    "tree": {"LL": 0.92 / 3.8, "LL128": 0.92 * 7 / 9, "Simple": 0.92},
+}
+_RING_SHARE, _TREE_SHARE = PROTOCOL_SHARE["ring"], PROTOCOL_SHARE["tree"]
 _TREE_LL128_MULTINODE = 0.92 * 120 / 128
 #: NCCL's cap on LL bandwidth, GB/s (``llMaxBws``): per GPU generation on one node, 39 across Intel nodes.
 _LL_CAP = {"nvlink3": 87.7 * GB / s, "nvlink4": 141.0 * GB / s, "nvlink5": 282.0 * GB / s}
