@@ -1,6 +1,6 @@
-"""Pipeline parallelism: the bubble formulas and an event simulation.
+"""Pipeline parallelism: the bubble formulas, the decode loop, and an event simulation.
 
-Introduced in chapter 7 (pipeline bubbles). ``S`` stages each hold a block
+Introduced in chapter 8 (pipeline bubbles). ``S`` stages each hold a block
 of consecutive layers; a batch cut into ``m`` microbatches flows through
 them in order. While the pipeline fills and drains some stages wait, and
 the idle share of the run (GPipe's bubble, Huang et al. 2019) is
@@ -21,6 +21,23 @@ idle time over useful time, which with ``v`` chunks per device is
 >>> schedule = simulate_pipeline([1.0, 1.0, 1.0, 1.0], microbatches=8)
 >>> schedule.makespan, round(schedule.bubble_fraction, 4)
 (11.0, 0.2727)
+
+Those formulas hold where a smaller slice of work is proportionally
+quicker (training, prefill). In decode every sequence makes one pass per
+token and must come back round before its next; a stage's time is mostly
+the reading of its weights, whatever the slice carries. Engines therefore
+keep ``m = min(S, B)`` microbatches, each a slice of the running batch of
+``B`` sequences (:func:`split_batch`), and each sequence gets a token every
+
+    loop_time = max(sum(t) + hops, m max(t))
+
+(:func:`loop_time`), which the simulator reproduces in its steady state
+(:attr:`Schedule.time_per_token`).
+
+>>> split_batch(20, 4), split_batch(20, 4, per_sequence=True)
+((4, 5), (20, 1))
+>>> loop_time([5.0, 5.0, 5.0, 5.0], microbatches=20)
+100.0
 """
 
 from __future__ import annotations
@@ -33,7 +50,8 @@ import numpy as np
 
 from lib import _checks
 
-__all__ = ["bubble_fraction", "bubble_ratio", "Interval", "Schedule", "simulate_pipeline"]
+__all__ = ["bubble_fraction", "bubble_ratio", "split_batch", "loop_time", "Interval", "Schedule",
+           "simulate_pipeline"]
 
 
 def bubble_fraction(stages: Any, microbatches: Any) -> float | np.ndarray:
@@ -99,6 +117,85 @@ def bubble_ratio(stages: Any, microbatches: Any, chunks: Any = 1) -> float | np.
     return _checks.result((s - 1) / (v * m))
 
 
+def split_batch(batch: int, stages: int, per_sequence: bool = False) -> tuple[int, int]:
+    """How a decode engine cuts ``B`` running sequences into microbatches: ``(m, b)``.
+
+    With batches inside microbatches (the default, as Orca's scheduler and
+    :func:`lib.serving.decode_step` do) there are ``m = min(S, B)``
+    microbatches of ``b = ceil(B / m)`` sequences; the busiest slice sets
+    the pace, so every slice is taken to be that size. With
+    ``per_sequence=True`` every sequence is a microbatch of its own:
+    ``(B, 1)``.
+
+    Parameters
+    ----------
+    batch : int
+        ``B``, sequences being decoded together, at least 1.
+    stages : int
+        ``S``, pipeline stages, at least 1.
+    per_sequence : bool
+        One sequence per microbatch instead of a slice of the batch.
+
+    Returns
+    -------
+    tuple of int
+        ``(microbatches, sequences per microbatch)``.
+
+    >>> split_batch(64, 4), split_batch(3, 4), split_batch(10, 4)
+    ((4, 16), (3, 1), (4, 3))
+    >>> split_batch(0, 4)
+    Traceback (most recent call last):
+    ...
+    ValueError: batch must be >= 1, got 0
+    """
+    b = _checks.scalar_count("batch", batch, minimum=1)
+    s = _checks.scalar_count("stages", stages, minimum=1)
+    if per_sequence:
+        return b, 1
+    m = min(s, b)
+    return m, -(-b // m)
+
+
+def loop_time(stage_times: Sequence[float], microbatches: int, hop: float = 0.0,
+              return_hop: float | None = None) -> float:
+    """Seconds between two tokens of one sequence in a decode loop that has settled.
+
+    A microbatch needs one trip round the loop, ``sum(t) + (S - 1) h +
+    h_return``; a device needs ``m t_d`` to serve all ``m`` microbatches
+    once. Whichever is longer sets the pace:
+
+        loop_time = max(sum(t) + (S - 1) h + h_return, m max(t))
+
+    It is the time per output token of :func:`lib.serving.decode_step`
+    (which leaves out the return of the sampled tokens: ``return_hop=0``)
+    and equals :attr:`Schedule.time_per_token` of the plain schedule
+    (``chunks=1``) exactly.
+
+    Parameters
+    ----------
+    stage_times : sequence of float
+        Seconds stage ``d`` needs for one microbatch, each > 0.
+    microbatches : int
+        ``m``, microbatches circulating, at least 1.
+    hop : float
+        Seconds per hand-over between consecutive stages, >= 0.
+    return_hop : float, optional
+        Seconds from the last stage back to the first; ``hop`` if omitted.
+
+    >>> loop_time([5.0, 5.0, 5.0, 5.0], 4)          # the loop and the stages are both busy
+    20.0
+    >>> loop_time([5.0, 5.0, 5.0, 5.0], 2, hop=0.5)  # half the stages wait
+    22.0
+    >>> loop_time([5.0, 5.0, 5.0, 6.0], 4)          # the slowest stage sets the pace
+    24.0
+    """
+    times = _stage_times(stage_times)
+    m = _checks.scalar_count("microbatches", microbatches, minimum=1)
+    h = _checks.scalar("hop", hop, _checks.nonnegative)
+    back = h if return_hop is None else _checks.scalar("return_hop", return_hop, _checks.nonnegative)
+    return max(sum(times) + (len(times) - 1) * h + back, m * max(times))
+
+
 class Interval(NamedTuple):
     """One task on one device: busy from ``start`` to ``end`` (seconds)."""
 
@@ -121,6 +218,8 @@ class Schedule:
         What was simulated.
     hop : float
         Seconds added on every hand-over between consecutive stages.
+    return_hop : float
+        Seconds from the last stage back to the first between two passes.
     intervals : tuple of tuple of Interval
         ``intervals[d]`` lists device ``d``'s busy intervals in time order.
     finish_times : tuple of float
@@ -134,6 +233,7 @@ class Schedule:
     hop: float
     intervals: tuple[tuple[Interval, ...], ...]
     finish_times: tuple[float, ...]
+    return_hop: float = 0.0
 
     @property
     def stages(self) -> int:
@@ -160,6 +260,27 @@ class Schedule:
         """Seconds until the first microbatch is done: what one request waits."""
         return self.finish_times[0]
 
+    @property
+    def time_per_token(self) -> float:
+        """Mean seconds between two consecutive passes of one microbatch (the decode loop's pace).
+
+        Measured from the end of each microbatch's first pass to the end of
+        its last, divided by ``tokens - 1``, and averaged over microbatches;
+        it leaves out the first pass, which starts from an empty pipeline.
+
+        >>> simulate_pipeline([5.0] * 4, 20, tokens=8).time_per_token
+        100.0
+        >>> simulate_pipeline([5.0] * 4, 1).time_per_token
+        Traceback (most recent call last):
+        ...
+        ValueError: tokens must be >= 2 for a time per token, got 1
+        """
+        if self.tokens < 2:
+            raise ValueError(f"tokens must be >= 2 for a time per token, got {self.tokens}")
+        done = {(i.microbatch, i.token): i.end for i in self.intervals[-1] if i.chunk == self.chunks - 1}
+        last = self.tokens - 1
+        return sum(done[j, last] - done[j, 0] for j in range(self.microbatches)) / (self.microbatches * last)
+
 
 def _stage_times(stage_times: Any) -> tuple[float, ...]:
     array = _checks.positive("stage_times", stage_times)
@@ -169,7 +290,7 @@ def _stage_times(stage_times: Any) -> tuple[float, ...]:
 
 
 def simulate_pipeline(stage_times: Sequence[float], microbatches: int, hop: float = 0.0,
-                      chunks: int = 1, tokens: int = 1) -> Schedule:
+                      chunks: int = 1, tokens: int = 1, return_hop: float | None = None) -> Schedule:
     """Schedule a forward-only (inference) pipeline event by event.
 
     Each device runs one task at a time, never pre-empted. A microbatch
@@ -179,7 +300,8 @@ def simulate_pipeline(stage_times: Sequence[float], microbatches: int, hop: floa
     hand-over from one chunk to the next costs ``hop`` seconds of delay (it
     occupies no device). With ``tokens > 1`` each microbatch makes that many
     passes, one per generated token, and a pass may only start once the
-    previous one has left the last stage and hopped back: the decode loop.
+    previous one has left the last stage and hopped back (``return_hop``,
+    by default ``hop``): the decode loop.
 
     A device that becomes free starts the waiting task that became ready
     first (ties: lower microbatch, then earlier token, then earlier chunk).
@@ -197,6 +319,9 @@ def simulate_pipeline(stage_times: Sequence[float], microbatches: int, hop: floa
         ``v``, layer chunks per device; 1 is the plain schedule.
     tokens : int
         Passes per microbatch (decode steps); 1 is a single forward pass.
+    return_hop : float, optional
+        Seconds from the last chunk back to the first between passes, >= 0;
+        ``hop`` if omitted.
 
     Returns
     -------
@@ -205,8 +330,9 @@ def simulate_pipeline(stage_times: Sequence[float], microbatches: int, hop: floa
     Raises
     ------
     ValueError
-        For an empty or negative ``stage_times``, a negative ``hop`` or a
-        fractional or non-positive count; the message names the parameter.
+        For an empty or negative ``stage_times``, a negative ``hop`` or
+        ``return_hop``, or a fractional or non-positive count; the message
+        names the parameter.
 
     Equal stages reproduce ``(m + S - 1) t``; unequal ones
     ``sum(t) + (m - 1) max(t)``:
@@ -225,6 +351,7 @@ def simulate_pipeline(stage_times: Sequence[float], microbatches: int, hop: floa
     v = _checks.scalar_count("chunks", chunks, minimum=1)
     n = _checks.scalar_count("tokens", tokens, minimum=1)
     h = _checks.scalar("hop", hop, _checks.nonnegative)
+    back = h if return_hop is None else _checks.scalar("return_hop", return_hop, _checks.nonnegative)
     s = len(times)
     last = v * s - 1  # index of the last chunk in visiting order
 
@@ -253,7 +380,7 @@ def simulate_pipeline(stage_times: Sequence[float], microbatches: int, hop: floa
         if k < last:
             heapq.heappush(ready[(k + 1) % s], (end + h, j, r, k + 1))
         elif r + 1 < n:
-            heapq.heappush(ready[0], (end + h, j, r + 1, 0))
+            heapq.heappush(ready[0], (end + back, j, r + 1, 0))
         else:
             finish[j] = end
-    return Schedule(times, m, v, n, h, tuple(tuple(row) for row in intervals), tuple(finish))
+    return Schedule(times, m, v, n, h, tuple(tuple(row) for row in intervals), tuple(finish), back)

@@ -117,6 +117,73 @@ def test_decode_loop_idle_follows_concurrency(m):
     assert abs(schedule.bubble_fraction - (1 - m / s)) < 0.01
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(stage_time, min_size=1, max_size=6), st.integers(1, 12), st.integers(2, 8),
+       st.integers(0, 8).map(lambda k: k / 8), st.none() | st.integers(0, 8).map(lambda k: k / 8))
+def test_decode_loop_pace_matches_closed_form(times, m, tokens, hop, back):
+    # The simulator's steady pace is max(loop, m x slowest stage), exactly, for the plain schedule.
+    schedule = pipeline.simulate_pipeline(times, m, hop=hop, tokens=tokens, return_hop=back)
+    assert schedule.time_per_token == pipeline.loop_time(times, m, hop=hop, return_hop=back)
+    loop = sum(times) + (len(times) - 1) * hop + (hop if back is None else back)
+    assert pipeline.loop_time(times, m, hop, back) == max(loop, m * max(times))
+
+
+def test_return_hop_only_delays_the_next_pass():
+    # A single pass never returns, so return_hop cannot change it.
+    one = pipeline.simulate_pipeline([1.0] * 4, 2, hop=0.5, return_hop=0.0)
+    assert one.intervals == pipeline.simulate_pipeline([1.0] * 4, 2, hop=0.5).intervals
+    # Loop-bound (2 microbatches, 4 stages): each later pass waits for the return.
+    plain = pipeline.simulate_pipeline([1.0] * 4, 2, hop=0.5, tokens=3)
+    quick = pipeline.simulate_pipeline([1.0] * 4, 2, hop=0.5, tokens=3, return_hop=0.0)
+    assert plain.time_per_token - quick.time_per_token == 0.5
+    assert plain.makespan - quick.makespan == 2 * 0.5
+    assert plain.return_hop == 0.5 and quick.return_hop == 0.0
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 500), st.integers(1, 16))
+def test_split_batch_slices_the_running_batch(batch, stages):
+    m, b = pipeline.split_batch(batch, stages)
+    assert m == min(stages, batch)
+    assert m * b >= batch > (b - 1) * m       # b = ceil(B / m): every sequence placed, no slice empty
+    assert pipeline.split_batch(batch, stages, per_sequence=True) == (batch, 1)
+
+
+def test_batches_inside_microbatches_buy_throughput_one_per_microbatch_does_not():
+    # A memory-bound stage: 5 ms to read its weights, plus 0.02 ms per sequence carried.
+    def stage(b):
+        return [5e-3 + 2e-5 * b] * 4
+    rate = {}
+    for per_sequence in (True, False):
+        for batch in (4, 20, 64):
+            m, b = pipeline.split_batch(batch, 4, per_sequence)
+            rate[per_sequence, batch] = batch / pipeline.loop_time(stage(b), m)
+    # One sequence per microbatch: past S users the rate is stuck at one token per slowest stage-time.
+    assert math.isclose(rate[True, 4], rate[True, 64]) and math.isclose(rate[True, 64], 1 / (5e-3 + 2e-5))
+    # A slice of the batch per microbatch: the rate grows almost in proportion to the batch.
+    assert rate[False, 64] > 14 * rate[False, 4]
+
+
+@pytest.mark.parametrize("model,pp,batch", [("llama-3-70b", 4, 1), ("llama-3-70b", 4, 3), ("llama-3-70b", 4, 64),
+                                            ("llama-3-70b", 8, 20), ("llama-3-8b", 2, 7)])
+def test_loop_time_is_decode_steps_time_per_output_token(model, pp, batch):
+    # lib.serving.decode_step's tpot is this module's loop with the serving stage times and hops.
+    from lib import serving, transformer
+    config, cluster, layout = transformer.PRESETS[model], serving.Cluster("h100-sxm"), serving.Layout(pp=pp)
+    m, b = pipeline.split_batch(batch, pp)
+    times = [float(serving.stage_work(config, cluster, layout, i, b, 1024).time) for i in range(pp)]
+    step = serving.decode_step(config, cluster, layout, batch=batch, context=1024)
+    hop = float(step.hop_time) / (pp - 1)
+    assert math.isclose(pipeline.loop_time(times, m, hop, return_hop=0.0), float(step.tpot), rel_tol=1e-12)
+    simulated = pipeline.simulate_pipeline(times, m, hop=hop, tokens=4, return_hop=0.0).time_per_token
+    assert math.isclose(simulated, float(step.tpot), rel_tol=1e-12)
+
+
+def test_time_per_token_needs_two_passes():
+    with pytest.raises(ValueError, match="tokens must be >= 2"):
+        pipeline.simulate_pipeline([1.0], 1).time_per_token
+
+
 @pytest.mark.parametrize("call,name", [
     (lambda: pipeline.simulate_pipeline([], 4), "stage_times"),
     (lambda: pipeline.simulate_pipeline([1.0, -1.0], 4), "stage_times"),
@@ -132,6 +199,15 @@ def test_decode_loop_idle_follows_concurrency(m):
     (lambda: pipeline.bubble_fraction(4, 0), "microbatches"),
     (lambda: pipeline.bubble_fraction(4, 1.5), "microbatches"),
     (lambda: pipeline.bubble_ratio(4, 2, chunks=0.5), "chunks"),
+    (lambda: pipeline.simulate_pipeline([1.0], 2, tokens=2, return_hop=-1.0), "return_hop"),
+    (lambda: pipeline.split_batch(0, 4), "batch"),
+    (lambda: pipeline.split_batch(2.5, 4), "batch"),
+    (lambda: pipeline.split_batch(4, 0), "stages"),
+    (lambda: pipeline.loop_time([], 2), "stage_times"),
+    (lambda: pipeline.loop_time([1.0, -1.0], 2), "stage_times"),
+    (lambda: pipeline.loop_time([1.0], 0), "microbatches"),
+    (lambda: pipeline.loop_time([1.0], 2, hop=float("nan")), "hop"),
+    (lambda: pipeline.loop_time([1.0], 2, return_hop=-0.5), "return_hop"),
 ])
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
@@ -143,6 +219,7 @@ def test_bad_input_names_the_parameter(call, name):
     ({"microbatches": 2, "chunks": [1, 2]}, "chunks"),
     ({"microbatches": 2, "tokens": [1, 2]}, "tokens"),
     ({"microbatches": 2, "hop": [0.0, 1.0]}, "hop"),
+    ({"microbatches": 2, "return_hop": [0.0, 1.0]}, "return_hop"),
 ])
 def test_simulation_refuses_sweeps_naming_the_parameter(kwargs, name):
     with pytest.raises(ValueError, match=rf"{name} must be a scalar .*not an array"):
