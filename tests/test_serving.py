@@ -193,3 +193,49 @@ def test_best_is_none_when_nothing_qualifies():
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# --- the ridge of the decode roofline (chapter 7) ---------------------------------------------------
+
+@pytest.mark.parametrize("slug", sorted(DEVICES))
+@pytest.mark.parametrize("b", [1, 2])
+def test_ridge_batch_without_cache_is_ridge_intensity_times_half_b(slug, b):
+    # No cache: F = 2 W / b per sequence, so compute = memory at B = I b / 2, whatever the model size.
+    for key in ("llama-3-8b", "llama-3-70b"):
+        ridge = serving.compute_bound_batch(PRESETS[key], slug, bytes_per_element=b)
+        assert ridge == pytest.approx(DEVICES[slug].ridge_intensity * b / 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("context", [0, 256, 1024])
+def test_ridge_batch_is_where_the_step_changes_side(context):
+    llama = PRESETS["llama-3-70b"]
+    ridge = serving.compute_bound_batch(llama, "h100-sxm", context=context)
+    assert math.isfinite(ridge)
+    below = serving.stage_work(llama, H100, Layout(), 0, math.floor(ridge), context)
+    above = serving.stage_work(llama, H100, Layout(), 0, math.ceil(ridge) + 1, context)
+    assert below.memory_time >= below.compute_time
+    assert above.compute_time > above.memory_time
+
+
+def test_ridge_batch_moves_out_and_then_never_comes():
+    llama = PRESETS["llama-3-8b"]
+    contexts = np.arange(0, 2049, 64)
+    ridge = serving.compute_bound_batch(llama, "h100-sxm", context=contexts)
+    finite = np.isfinite(ridge)
+    assert np.all(np.diff(ridge[finite]) > 0)             # KV reads push it out
+    assert finite[0] and not finite[-1]                    # and past some context it never comes
+    assert np.all(finite[:np.argmin(finite)])              # a single switch
+    # At a context past the switch, even a huge batch stays memory-bound.
+    work = serving.stage_work(llama, H100, Layout(), 0, 1e6, 2048)
+    assert work.memory_time > work.compute_time
+    # 8-bit KV halves the cache bytes and brings the ridge back.
+    assert math.isfinite(serving.compute_bound_batch(llama, "h100-sxm", context=256, kv_bytes_per_element=1))
+    assert serving.compute_bound_batch(llama, "h100-sxm", context=256, kv_bytes_per_element=1) < \
+        serving.compute_bound_batch(llama, "h100-sxm", context=256)
+
+
+def test_ridge_batch_rejects_a_mixture_of_experts():
+    with pytest.raises(ValueError, match="config"):
+        serving.compute_bound_batch(PRESETS["mixtral-8x7b"], "h100-sxm")
+    with pytest.raises(ValueError, match="tp"):
+        serving.compute_bound_batch(PRESETS["llama-3-8b"], "h100-sxm", tp=3)

@@ -44,7 +44,7 @@ from lib.serving.memory import kv_bytes_per_token_per_device
 from lib.transformer import ModelConfig, kv_heads_per_device, parameter_breakdown
 
 __all__ = ["expected_experts_touched", "StageWork", "stage_work", "DecodeStep", "decode_step", "prefill_time",
-           "ACTIVATION_BYTES"]
+           "compute_bound_batch", "ACTIVATION_BYTES"]
 
 Number = Any
 
@@ -254,3 +254,61 @@ def prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, prompt_t
     hops = max((sum((np.asarray(send_time(hop_bytes, link)) for link in _hop_links(cluster, layout, r)),
                     np.zeros_like(n)) for r in range(layout.dp)), key=lambda h: float(np.max(h)))
     return _checks.result(total + hops)
+
+
+def compute_bound_batch(config: ModelConfig, device: object, context: Number = 0, tp: int = 1,
+                        bytes_per_element: Number = 2,
+                        kv_bytes_per_element: Number | None = None) -> float | np.ndarray:
+    """The batch at which a decode step's FLOPs take as long as its memory reads: the ridge of the roofline.
+
+    A decode step of ``B`` sequences on one device reads the weights once
+    (``W`` bytes) plus each sequence's cache (``c kappa`` bytes) and does
+    ``F`` FLOPs per sequence. With ``I = peak_flops / memory_bandwidth`` the
+    two sides of the roofline are equal at
+
+        B_ridge = W / (F / I - c kappa)
+
+    and never (``inf``) once ``c kappa >= F / I``: each added sequence then
+    brings more bytes than the device can compute on in the same time, and
+    the step stays memory-bound at any batch. With no cache (``context=0``)
+    ``F = 2 W / b`` and ``B_ridge = I b / 2``. The roofline only: the
+    tensor-parallel all-reduces add time but change neither side. Dense
+    models only (a mixture of experts reads more experts as the batch grows;
+    see :func:`expected_experts_touched`). Broadcasts over ``context``.
+
+    Parameters
+    ----------
+    config : ModelConfig
+        A dense model.
+    device : Device or str
+        A :data:`lib.hardware.DEVICES` slug or a :class:`~lib.hardware.Device`.
+    context : int or array
+        Tokens already in each sequence's cache.
+    tp : int
+        Tensor-parallel degree of the replica (the ridge barely moves with it).
+    bytes_per_element, kv_bytes_per_element : float
+        Bytes per weight and per cached number (the cache defaults to the weights').
+
+    Returns
+    -------
+    float or ndarray
+        Sequences per step (not rounded); ``inf`` where no batch is compute-bound.
+
+    >>> from lib.transformer import PRESETS
+    >>> llama = PRESETS["llama-3-70b"]
+    >>> round(compute_bound_batch(llama, "h100-sxm"), 1)                  # the ridge intensity at b = 2
+    295.4
+    >>> compute_bound_batch(llama, "h100-sxm", context=[512, 1024, 4096]).round().tolist()   # KV reads move it
+    [452.0, 964.0, inf]
+    """
+    if config.experts > 1:
+        raise ValueError(f"config must be a dense model (a mixture of experts reads more experts as the batch "
+                         f"grows; see expected_experts_touched), got {config.name} with {config.experts} experts")
+    cluster, layout = Cluster(device), Layout(tp=tp)
+    one, two = (stage_work(config, cluster, layout, 0, n, context, False, bytes_per_element, kv_bytes_per_element)
+                for n in (1.0, 2.0))
+    per_sequence_memory = np.asarray(two.memory_time) - np.asarray(one.memory_time)     # c kappa / BW
+    weights_memory = np.asarray(one.memory_time) - per_sequence_memory                  # W / BW
+    gap = np.asarray(one.compute_time) - per_sequence_memory                             # F / peak - c kappa / BW
+    ridge = np.where(gap > 0, weights_memory / np.where(gap > 0, gap, 1.0), np.inf)
+    return _checks.result(ridge)
