@@ -1,15 +1,19 @@
-"""Expert parallelism: a seeded top-k router, expert capacity and dropped tokens.
+"""Expert parallelism: a seeded top-k router, the expert slot limit and dropped tokens.
 
-Introduced in chapter 8 (choosing a split). A mixture-of-experts layer sends
+Introduced in chapter 9 (choosing a split). A mixture-of-experts layer sends
 each token to the ``k`` experts its router scores highest. With the experts
 spread over devices, tokens travel to them in an all-to-all, and because the
 routing depends on the data some experts get more than their share. An
 expert accepts at most
 
-    capacity = ceil(capacity_factor * tokens * k / experts)
+    slot limit = ceil(capacity_factor * tokens * k / experts)
 
-token slots per step (Switch Transformer, GShard); the rest are dropped
-(they skip the expert and pass on through the residual connection).
+token slots per step; the rest are dropped (they skip the expert and pass on
+through the residual connection). The book calls this the expert slot limit
+and keeps "capacity" for memory; the Switch Transformer and GShard papers call
+it the expert capacity, and its multiplier the capacity factor, which is why
+the functions and fields keep those names (:func:`expert_slot_limit` and
+:attr:`Routing.slot_limit` are the book's names for the same numbers).
 
 >>> r = simulate_router(tokens=1024, experts=8, top_k=2, capacity_factor=1.25, seed=0)
 >>> r.routed + r.dropped == r.slots == 2048
@@ -26,8 +30,8 @@ import numpy as np
 
 from lib import _checks
 
-__all__ = ["route", "expert_capacity", "Routing", "dispatch", "simulate_router", "load_imbalance",
-           "dispatch_bytes"]
+__all__ = ["route", "expert_capacity", "expert_slot_limit", "Routing", "dispatch", "simulate_router",
+           "load_imbalance", "dispatch_bytes"]
 
 
 def route(tokens: int, experts: int, top_k: int = 2, seed: int = 0, skew: float = 0.0) -> np.ndarray:
@@ -87,6 +91,15 @@ def expert_capacity(tokens: int, experts: int, top_k: int, capacity_factor: floa
     return math.ceil(round(f * t * k / e, 9))
 
 
+def expert_slot_limit(tokens: int, experts: int, top_k: int, capacity_factor: float) -> int:
+    """The book's name for :func:`expert_capacity`: token slots one expert accepts per step.
+
+    >>> expert_slot_limit(1024, 8, 2, 1.25) == expert_capacity(1024, 8, 2, 1.25) == 320
+    True
+    """
+    return expert_capacity(tokens, experts, top_k, capacity_factor)
+
+
 def load_imbalance(load: Any) -> float:
     """Busiest expert's load over the mean load (1 is perfectly even).
 
@@ -117,6 +130,11 @@ class Routing:
     kept: np.ndarray
     experts: int
     capacity: int
+
+    @property
+    def slot_limit(self) -> int:
+        """The book's name for ``capacity``: slots each expert accepts per step."""
+        return self.capacity
 
     @property
     def slots(self) -> int:

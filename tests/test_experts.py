@@ -124,3 +124,9 @@ def test_sweeps_are_refused_naming_the_parameter(call, name):
 def test_infinite_capacity_factor_is_refused():
     with pytest.raises(ValueError, match="capacity_factor must be finite, got inf"):
         experts.expert_capacity(10, 4, 1, float("inf"))
+
+
+def test_slot_limit_is_the_book_name_for_capacity():
+    r = experts.simulate_router(512, 8, 2, 1.5, seed=4, skew=0.5)
+    assert r.slot_limit == r.capacity == experts.expert_slot_limit(512, 8, 2, 1.5) == 192
+    assert (r.accepted <= r.slot_limit).all()

@@ -1,13 +1,14 @@
-"""A seeded queueing simulation: replicas against one split model.
+"""Requests that arrive at random, and servers that take them one at a time, first come, first served.
 
-Introduced in chapter 8 (choosing a split). Requests arrive at random
-(a Poisson stream) and each carries some work: the seconds one device would
+Introduced in chapter 9 (choosing a split). Requests arrive at random (a
+Poisson stream) and each carries some work: the seconds one device would
 need for it. A pool of ``servers`` identical servers takes them first come,
 first served; a server that is ``speedup`` times faster than one device
 finishes a request in ``work / speedup``. Two replicas are
 ``serve(requests, servers=2)``; one model split over the same two devices is
 ``serve(requests, servers=1, speedup=s)`` with the split's speedup ``s``
-(at most 2). See Harchol-Balter (2013) for the theory behind the shapes.
+(at most 2). See Harchol-Balter (2013) for the theory behind the shapes, and
+:mod:`lib.queueing.theory` for the closed forms.
 
 >>> reqs = poisson_requests(count=2000, rate=50.0, mean_work=0.02, seed=0)
 >>> two = serve(reqs, servers=2)
@@ -25,7 +26,7 @@ import numpy as np
 
 from lib import _checks
 
-__all__ = ["Requests", "poisson_requests", "QueueResult", "serve"]
+__all__ = ["Requests", "poisson_arrivals", "poisson_requests", "QueueResult", "serve"]
 
 
 def _refuse(name: str, values: np.ndarray, bad: np.ndarray, rule: str) -> None:
@@ -35,12 +36,30 @@ def _refuse(name: str, values: np.ndarray, bad: np.ndarray, rule: str) -> None:
         raise ValueError(f"{name} must be {rule}, got {float(values[i])!r} at index {i}")
 
 
-def _times(name: str, value: object) -> np.ndarray:
-    """``value`` as a finite 1-D float array, or a ValueError naming ``name``."""
+def times_array(name: str, value: object) -> np.ndarray:
+    """``value`` as a finite, non-empty 1-D float array, or a ValueError naming ``name``.
+
+    >>> times_array("arrivals", [0, 1.5]).tolist()
+    [0.0, 1.5]
+    >>> times_array("arrivals", [[0.0]])
+    Traceback (most recent call last):
+    ...
+    ValueError: arrivals must be a 1-D array, got shape (1, 1)
+    """
     array = _checks.as_float(name, value)
     if array.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array, got shape {array.shape}")
     _refuse(name, array, ~np.isfinite(array), "finite")
+    if array.size == 0:
+        raise ValueError(f"{name} must hold at least one request, got an empty array")
+    return array
+
+
+def sorted_times(name: str, value: object) -> np.ndarray:
+    """:func:`times_array` that also refuses times going backwards."""
+    array = times_array(name, value)
+    backwards = np.concatenate([[False], np.diff(array) < 0])
+    _refuse(name, array, backwards, "non-decreasing (sorted)")
     return array
 
 
@@ -64,22 +83,36 @@ class Requests:
     work: np.ndarray
 
     def __post_init__(self) -> None:
-        arrivals = _times("arrivals", self.arrivals)
-        work = _times("work", self.work)
+        arrivals = times_array("arrivals", self.arrivals)
+        work = times_array("work", self.work)
         _refuse("work", work, work < 0, ">= 0")
         if arrivals.size != work.size:
             raise ValueError(
                 f"arrivals and work must have the same length, got {arrivals.size} arrivals and {work.size} work values"
             )
-        if arrivals.size == 0:
-            raise ValueError("arrivals must hold at least one request, got an empty array")
-        backwards = np.concatenate([[False], np.diff(arrivals) < 0])
-        _refuse("arrivals", arrivals, backwards, "non-decreasing (sorted)")
+        arrivals = sorted_times("arrivals", arrivals)
         object.__setattr__(self, "arrivals", arrivals)
         object.__setattr__(self, "work", work)
 
     def __len__(self) -> int:
         return int(self.arrivals.size)
+
+
+def poisson_arrivals(count: int, rate: float, seed: int = 0) -> np.ndarray:
+    """``count`` arrival times (s) of a Poisson stream at ``rate`` per second, seeded.
+
+    The gaps are exponential with mean ``1 / rate``; the first arrival comes
+    after one gap. :func:`poisson_requests` with the same seed has the same
+    arrivals.
+
+    >>> poisson_arrivals(3, rate=2.0, seed=1).round(3).tolist()
+    [0.537, 0.691, 3.378]
+    >>> bool((poisson_arrivals(50, 2.0, seed=1) == poisson_requests(50, 2.0, 1.0, seed=1).arrivals).all())
+    True
+    """
+    n = _checks.scalar_count("count", count, minimum=1)
+    lam = _checks.scalar("rate", rate, _checks.positive)
+    return np.cumsum(np.random.default_rng(seed).exponential(1.0 / lam, n))
 
 
 def poisson_requests(count: int, rate: float, mean_work: float, seed: int = 0, cv: float = 1.0) -> Requests:
