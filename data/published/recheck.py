@@ -1,0 +1,188 @@
+"""Re-check every number in data/published/*.csv against its source, at the cited commit.
+
+Each row names its source file as a GitHub URL pinned to a commit and, where the
+file has stable line numbers, the line the number is printed on. This script
+reads that line, takes the cell the row claims to copy (the out-of-place
+``time``/``algbw``/``busbw`` of an nccl-tests log, a table column, a number in
+a sentence) and compares it, as text, with the row's ``value``. It also checks
+that the line belongs to the row: the message size, batch, lengths or GPU count
+printed on it must be the row's.
+
+It needs local copies of the source repositories (the book ships none of the
+third-party files). Clone them, then point the script at them::
+
+    git clone https://github.com/stas00/ml-engineering
+    git clone https://github.com/aws-samples/awsome-distributed-training
+    git clone https://github.com/NVIDIA/FasterTransformer
+    git clone https://github.com/pytorch-labs/gpt-fast
+    git clone https://github.com/lessizzmore/create-a3mega-ztan-fork
+    git clone https://github.com/oracle-japan/ocitutorials      # large
+    python data/published/recheck.py --clone stas00/ml-engineering=ml-engineering \\
+        --clone NVIDIA/FasterTransformer=FasterTransformer ...
+
+Rows whose repository was not given are reported as skipped, not as passed.
+``--file OWNER/REPO:PATH=LOCAL`` uses a local copy of one file instead of a clone
+(it must be the file at the cited commit). Exit status 1 if any row fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+_URL = re.compile(r"https://github\.com/([^/]+/[^/]+)/blob/([0-9a-f]{40})/(.+)$")
+_NCCL = re.compile(r"^\s*(?:\d+:|\[\d+,\d+\]<stdout>:)?\s*(\d+)\s+\d+\s+\w+\s+\w+\s+-?\d+\s+(\S+)\s+(\S+)\s+(\S+)")
+_FOUR = re.compile(r"^\s*([\d_]+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
+_UNITS = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+
+
+def split_source(url: str) -> tuple[str, str, str]:
+    """``(owner/repo, commit, path)`` of a pinned GitHub blob URL."""
+    match = _URL.match(url)
+    if not match:
+        raise ValueError(f"source must be a GitHub blob URL pinned to a commit, got {url!r}")
+    return match.group(1), match.group(2), match.group(3)
+
+
+def label_bytes(label: str) -> int:
+    """``"32KiB"`` -> 32768; ``"8"`` -> 8."""
+    for unit, factor in _UNITS.items():
+        if label.endswith(unit):
+            return int(label[: -len(unit)]) * factor
+    return int(label.replace("_", ""))
+
+
+def cells(line: str) -> list[str]:
+    """The cells of a markdown table row."""
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _number(text: str) -> str:
+    return text[:-4] if text.endswith("GBps") else text
+
+
+def extract(row: dict, line: str) -> tuple[str, list[str]]:
+    """The text the row claims to copy from ``line``, and a list of mismatches of the row's keys."""
+    problems = []
+    ds, q = row["dataset"], row["quantity"]
+    if ds.startswith("allreduce_") and "mle" not in ds:            # nccl-tests logs
+        m = _NCCL.match(line)
+        if not m:
+            return "", ["not an nccl-tests log row"]
+        if m.group(1) != row["size_bytes"]:
+            problems.append(f"size {m.group(1)} != {row['size_bytes']}")
+        return {"time": m.group(2), "algbw": m.group(3), "busbw": m.group(4)}[q], problems
+    if ds == "allreduce_a100_8gpu_mle":                             # author-reformatted nccl-tests
+        m = _FOUR.match(line)
+        if not m:
+            return "", ["not a four-column row"]
+        if m.group(1) != row["size_printed"] or label_bytes(m.group(1)) != int(row["size_bytes"]):
+            problems.append(f"size {m.group(1)} != {row['size_printed']}")
+        return {"time": m.group(2), "algbw": m.group(3), "busbw": m.group(4)}[q], problems
+    if ds in ("allreduce_h200_8gpu_mle", "allreduce_b200_8gpu_mle", "allreduce_b200_32gpu_mle"):
+        c = cells(line)
+        if c[0] != row["size_printed"] or label_bytes(c[0]) != int(row["size_bytes"]):
+            problems.append(f"payload {c[0]} != {row['size_printed']}")
+        if ds == "allreduce_h200_8gpu_mle":
+            return _number(c[1 if q == "busbw" else 2]), problems
+        return _number(c[1 if row["nodes"] == "1" else 2]), problems
+    if ds == "nvls_vs_ring":
+        c = cells(line)
+        if line.lstrip().startswith("|") and c[0].isdigit():          # GPU-count tables
+            if c[0] != row["gpus"]:
+                problems.append(f"GPUs {c[0]} != {row['gpus']}")
+            default = row["selection"] == "NCCL default"
+            if default and c[1] != row["algorithm"]:
+                problems.append(f"algo {c[1]} != {row['algorithm']}")
+            return _number(c[2 if default else 3]), problems
+        if line.lstrip().startswith("|"):                             # collective table
+            if c[1] != row["algorithm"]:
+                problems.append(f"algo {c[1]} != {row['algorithm']}")
+            return _number(c[2]), problems
+        found = re.findall(r"\d+\.\d+", line)                              # a sentence
+        return (row["value"] if row["value"] in found else ",".join(found)), problems
+    if ds.startswith("decode_ft_"):
+        c = cells(line)
+        for key, cell in zip(("batch", "input_tokens", "output_tokens"), c[:3]):
+            if cell != row[key]:
+                problems.append(f"{key} {cell} != {row[key]}")
+        column = ({"1": 3, "2": 4, "4": 5, "8": 6}[row["tp"]] if ds == "decode_ft_gpt20b_a100"
+                  else {("16", "1"): 3, ("32", "1"): 4, ("8", "3"): 5}[(row["tp"], row["pp"])])
+        return c[column], problems
+    if ds == "decode_gptfast_a100":
+        c = cells(line)
+        if row["model"].startswith("Mixtral"):
+            wanted = "int8" if row["precision"].startswith("int8") else "bfloat16"
+            if wanted not in c[0]:
+                problems.append(f"row label {c[0]!r} is not the {wanted} row")
+            return c[{"1": 1, "2": 2, "4": 3, "8": 4}[row["tp"]]], problems
+        if c[1] != row["tp"]:
+            problems.append(f"GPUs {c[1]} != {row['tp']}")
+        return c[2 if q == "decode_rate" else 3], problems
+    return "", [f"no rule for dataset {ds!r}"]
+
+
+def expected(row: dict) -> str:
+    """What the source should print for this row: the value, or ``OOM``."""
+    return "OOM" if row.get("status") == "OOM" else row["value"]
+
+
+def find_line(row: dict, lines: list[str]) -> int | None:
+    """Line number of the row: ``source_line``, or (when blank) the nccl-tests row with its size."""
+    if row["source_line"]:
+        return int(row["source_line"])
+    for number, line in enumerate(lines, start=1):
+        m = _NCCL.match(line)
+        if m and m.group(1) == row["size_bytes"]:
+            return number
+    return None
+
+
+def read_source(repo: str, commit: str, path: str, clones: dict, files: dict) -> list[str] | None:
+    if f"{repo}:{path}" in files:
+        return Path(files[f"{repo}:{path}"]).read_text(encoding="utf-8").split("\n")
+    if repo not in clones:
+        return None
+    text = subprocess.run(["git", "-C", clones[repo], "show", f"{commit}:{path}"], check=True,
+                          capture_output=True, text=True).stdout
+    return text.split("\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clone", action="append", default=[], metavar="OWNER/REPO=DIR")
+    parser.add_argument("--file", action="append", default=[], metavar="OWNER/REPO:PATH=FILE")
+    args = parser.parse_args(argv)
+    clones = dict(item.split("=", 1) for item in args.clone)
+    files = dict(item.split("=", 1) for item in args.file)
+    cache: dict = {}
+    passed = failed = skipped = 0
+    for table in sorted(HERE.glob("*.csv")):
+        for row in csv.DictReader(table.open(encoding="utf-8")):
+            key = split_source(row["source"])
+            if key not in cache:
+                cache[key] = read_source(*key, clones, files)
+            lines = cache[key]
+            if lines is None:
+                skipped += 1
+                continue
+            number = find_line(row, lines)
+            got, problems = extract(row, lines[number - 1]) if number else ("", ["row not found"])
+            if got != expected(row):
+                problems.append(f"source prints {got!r}, CSV has {expected(row)!r}")
+            if problems:
+                failed += 1
+                print(f"FAIL {table.name} line {number}: {row['quantity']} {'; '.join(problems)}")
+            else:
+                passed += 1
+    print(f"{passed} rows match their source, {failed} do not, {skipped} skipped (source not given)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
