@@ -8,8 +8,9 @@ Four of them, all applied just before each page is written:
   offline, so :func:`is_thebe` entries are dropped from every page.
 * **Page-only assets.** Jupyter Book 1.x adds every ``.js`` and ``.css`` file
   under ``_static`` to every page. The what-if calculator
-  (``book/calculator.md``) needs its files on its own page only; elsewhere
-  they would only add weight. :data:`PAGE_ONLY` names such files.
+  (``book/calculator.md``) and the layout planner (``book/planner.md``) need
+  their files on their own page only; elsewhere they would only add weight.
+  :data:`PAGE_ONLY` names such files.
 * **Theme files we replace** (:data:`THEME_REPLACEMENTS`) are not listed a
   second time: the theme's own template loads them.
 * **Bibliography roles.** Docutils marks each entry of a bibliography
@@ -17,6 +18,10 @@ Four of them, all applied just before each page is written:
   deprecated and not a list item, so assistive technology (and axe-core,
   rule ``aria-required-children``) sees a list without items.
   :func:`fix_roles` makes each entry a plain ``listitem``.
+
+It also loads :mod:`tools.planner_data` (:data:`EXTENSIONS`), which writes the
+planner's numbers from ``lib`` into the built book, so that ``_config.yml``
+names one local extension.
 """
 
 from __future__ import annotations
@@ -28,7 +33,14 @@ PAGE_ONLY = {
     "calculator.js": "book/calculator",
     "calculator.css": "book/calculator",
     "cheatsheet.css": "book/cheatsheet",
+    "planner.js": "book/planner",
+    "planner.css": "book/planner",
+    "planner-data.js": "book/planner",
 }
+
+#: Sibling extensions in ``tools/`` that this one sets up (the folder is on the
+#: path as ``tools/`` under Sphinx, as the package ``tools`` under pytest).
+EXTENSIONS = [f"{__package__}.planner_data" if __package__ else "planner_data"]
 
 #: Files of ours that replace a theme file of the same name (see
 #: ``_static/scripts/fontawesome.js``). The theme's template already loads
@@ -73,6 +85,8 @@ def keep(asset: Any, pagename: str) -> bool:
 
     >>> keep("calculator.js", "book/calculator"), keep("calculator.js", "book/intro")
     (True, False)
+    >>> keep("_static/planner-data.js?v=1", "book/planner"), keep("planner.css", "book/calculator")
+    (True, False)
     >>> keep("copybutton.js", "book/intro"), keep("scripts/fontawesome.js", "book/intro")
     (True, False)
     """
@@ -103,5 +117,7 @@ def _tweak(app: Any, pagename: str, templatename: str, context: dict, doctree: A
 
 
 def setup(app: Any) -> dict:
+    for extension in EXTENSIONS:
+        app.setup_extension(extension)
     app.connect("html-page-context", _tweak, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

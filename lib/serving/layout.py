@@ -84,6 +84,18 @@ class Cluster:
         """The server that holds device ``index``."""
         return index // self.devices_per_node
 
+    def holds_group(self, tp: int) -> bool:
+        """True if a tensor-parallel group of ``tp`` devices sits inside one server or fills whole servers.
+
+        Engines place a group that way; a group of 5 on servers of 4, or of 12
+        on servers of 8, would straddle a server boundary unevenly.
+
+        >>> cluster = Cluster("h100-sxm", devices_per_node=8)
+        >>> [cluster.holds_group(k) for k in (4, 8, 12, 16)]
+        [True, True, False, True]
+        """
+        return self.devices_per_node % tp == 0 or tp % self.devices_per_node == 0
+
 
 def stage_layers(layers: int, stages: int) -> list[int]:
     """Layers per pipeline stage: an even split, the first ``layers % stages`` stages one more.

@@ -123,7 +123,9 @@ def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, pr
     Returns
     -------
     list of PlanRow
-        Ordered by ``tp``, then ``pp``.
+        Ordered by ``tp``, then ``pp``. Layouts whose tensor-parallel group
+        would straddle servers unevenly (:meth:`Cluster.holds_group`) are left
+        out.
     """
     cluster = Cluster(device, devices_per_node, link, inter_link, nics_per_node)
     n = _checks.scalar_count("devices", devices, minimum=1)
@@ -139,6 +141,8 @@ def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, pr
                  memory_efficiency=memory_efficiency, compute_efficiency=compute_efficiency)
     rows = []
     for layout in layouts(config, n, expert_parallel):
+        if not cluster.holds_group(layout.tp):
+            continue
         per_replica = math.ceil(total_batch / layout.dp)
         fit = memory_fit(config, cluster.device.memory_bytes, layout, per_replica, prompt + output,
                          bytes_per_element, kv_bytes_per_element, reserve, step_tokens)
