@@ -225,6 +225,14 @@
     return tuneAllreduce(bytes, tp, cluster.link, nodes, cluster.interLink, cluster.nics);
   }
 
+  /* lib.serving.step._experts_read: MLPs' worth of weights the busiest device reads per layer. */
+  function expertsRead(c, l, n) {
+    if (c.experts === 1) { return 1.0 / l.tp; }
+    var touched = expertsTouched(c.experts, c.experts_per_token, n);
+    if (!l.ep) { return touched / l.tp; }
+    return Math.min(c.experts / l.tp, Math.max(1.0, Math.ceil(touched / l.tp)));
+  }
+
   function stageWork(s, l, stage, n, ctx, prefill) {
     var c = s.config, device = s.device;
     var counts = stageLayers(c.layers, l.pp);
@@ -232,9 +240,8 @@
     var tp = l.tp, layers = counts[stage], last = stage === counts.length - 1;
     var kvWeights = parts.kv * kvHeadsPerDevice(c, tp) / c.kv_heads;
     var dense = parts.qo / tp + kvWeights + parts.router + parts.norms;
-    var touched = c.experts > 1 ? expertsTouched(c.experts, c.experts_per_token, n) : 1.0;
     var head = last ? (parts.head || parts.embedding) / tp : 0.0;
-    var weightsRead = (layers * (dense + touched * parts.mlp / tp) + head) * s.bytesPerElement;
+    var weightsRead = (layers * (dense + expertsRead(c, l, n) * parts.mlp) + head) * s.bytesPerElement;
     var kvToken = kvPerTokenPerDevice(c, { tp: tp, pp: 1 }, s.kvBytesPerElement) * layers / c.layers;
     var qWidth = c.heads * headDim(c) / tp;
     var activeLinear = dense + c.experts_per_token * parts.mlp / tp;

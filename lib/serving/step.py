@@ -71,6 +71,23 @@ def expected_experts_touched(experts: Number, top_k: Number, tokens: Number) -> 
     return _checks.result(e * (1 - (1 - k / e) ** t))
 
 
+def _experts_read(config: ModelConfig, layout: Layout, tokens: np.ndarray) -> np.ndarray:
+    """MLPs' worth of weights the busiest device reads per layer: whole experts or ``1/tp`` slices.
+
+    Split by tensor parallelism, every device reads its ``1/tp`` slice of each
+    touched expert. Placed whole (``expert_parallel``), the busiest device
+    reads at least its even share of the touched experts, rounded up to a
+    whole expert and at most the ``experts / tp`` it holds: one whole expert
+    at batch 1, where tensor parallelism reads ``k / tp`` of one.
+    """
+    if config.experts == 1:
+        return np.asarray(1.0 / layout.tp)
+    touched = np.asarray(expected_experts_touched(config.experts, config.experts_per_token, tokens))
+    if not layout.expert_parallel:
+        return touched / layout.tp
+    return np.minimum(config.experts / layout.tp, np.maximum(1.0, np.ceil(touched / layout.tp)))
+
+
 @dataclass(frozen=True)
 class StageWork:
     """One device's work in one pipeline stage for one forward pass.
@@ -131,9 +148,8 @@ def stage_work(config: ModelConfig, cluster: Cluster, layout: Layout, stage: int
 
     kv_weights = parts.attention_kv * kv_heads_per_device(config, tp) / config.kv_heads
     dense = parts.attention_qo / tp + kv_weights + parts.router + parts.norms
-    touched = expected_experts_touched(config.experts, config.experts_per_token, n) if config.experts > 1 else 1.0
     head = (parts.head or parts.embedding) / tp if last else 0.0
-    weights_read = (layers * (dense + np.asarray(touched) * parts.mlp / tp) + head) * b
+    weights_read = (layers * (dense + _experts_read(config, layout, n) * parts.mlp) + head) * b
 
     kv_token = kv_bytes_per_token_per_device(config, Layout(tp=tp), kv_b) * layers / config.layers
     q_width = config.heads * config.head_dim / tp
