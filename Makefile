@@ -16,7 +16,7 @@ NBVAL      := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cel
 # Another x86-64 CPU, emulated: numpy without AVX/AVX2/FMA kernels, OpenBLAS's oldest SSE3 kernels.
 OTHER_CPU  := NPY_DISABLE_CPU_FEATURES="AVX2 FMA3 F16C AVX" OPENBLAS_CORETYPE=Prescott
 
-.PHONY: all venv book test unit nbval-other-cpu bench browser execute serve clean screenshots student dist pageweight
+.PHONY: all venv book pdf test unit nbval-other-cpu bench browser execute serve clean screenshots student dist pageweight
 
 all: book
 
@@ -32,17 +32,24 @@ book: $(STAMP)
 	$(BOOK_BUILD)
 	@echo "The book is at $(CURDIR)/$(HTML)/index.html"
 
-## test: unit tests, doctests, property tests and strict nbval in one pytest run,
-## strict nbval again on an emulated older CPU, then the strict book build,
-## then the browser tests against the built site.
+## The book as one PDF, _build/pdf/twice-the-devices.pdf: Jupyter Book's single-page build
+## (after `make book` it reuses the executed notebooks), printed by the system Chromium.
+pdf: $(STAMP)
+	$(PY) -m tools.pdf
+
+## test: unit tests, doctests, property tests, the workflow lint and strict nbval in one
+## pytest run, strict nbval again on an emulated older CPU, then the strict book build, the
+## PDF, and the browser and PDF tests against them. Without Chromium (and not in CI) the PDF
+## is skipped, and its tests with it.
 test: $(STAMP)
-	$(PY) -m pytest -m "not browser" lib tools tests notebooks $(NBVAL)
+	$(PY) -m pytest -m "not browser and not pdf" lib tools tests notebooks $(NBVAL)
 	$(MAKE) --no-print-directory nbval-other-cpu
 	$(BOOK_BUILD)
-	$(PY) -m pytest -m browser tests
+	$(PY) -m tools.pdf --skip-without-chromium
+	$(PY) -m pytest -m "browser or pdf" tests
 
 unit: $(STAMP)
-	$(PY) -m pytest -m "not browser" lib tools tests
+	$(PY) -m pytest -m "not browser and not pdf" lib tools tests
 
 ## A stored output that only one CPU reproduces fails here, not on a reader's laptop.
 nbval-other-cpu: $(STAMP)
@@ -78,5 +85,5 @@ pageweight: $(STAMP)
 student: $(STAMP)
 	$(PY) -m tools.student notebooks _build/student
 
-dist: $(STAMP) book student
+dist: $(STAMP) book student pdf
 	$(PY) -m tools.dist _build/dist

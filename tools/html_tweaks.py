@@ -80,8 +80,8 @@ def is_thebe(asset: Any) -> bool:
     return "thebe" in _address(asset).lower() or "THEBE" in body
 
 
-def keep(asset: Any, pagename: str) -> bool:
-    """Whether ``pagename`` should load ``asset``.
+def keep(asset: Any, pagename: str, single_page: bool = False) -> bool:
+    """Whether ``pagename`` should load ``asset``; a ``single_page`` build holds every page.
 
     >>> keep("calculator.js", "book/calculator"), keep("calculator.js", "book/intro")
     (True, False)
@@ -89,12 +89,14 @@ def keep(asset: Any, pagename: str) -> bool:
     (True, False)
     >>> keep("copybutton.js", "book/intro"), keep("scripts/fontawesome.js", "book/intro")
     (True, False)
+    >>> keep("calculator.js", "book/intro", single_page=True)
+    True
     """
     name = asset_name(asset)
     if name in THEME_REPLACEMENTS or is_thebe(asset):
         return False
     owner = PAGE_ONLY.get(name)
-    return owner is None or owner == pagename
+    return owner is None or owner == pagename or single_page
 
 
 def fix_roles(body: str) -> str:
@@ -108,10 +110,31 @@ def fix_roles(body: str) -> str:
     return body
 
 
+def singlehtml_handlers(handlers: dict) -> dict:
+    """Visitors for the ``singlehtml`` builder: its own, then the ``html`` ones it lacks.
+
+    Sphinx uses a builder's own visitors when any extension registers one for it
+    by name, and then ignores the ``html`` ones. sphinx-exercise registers
+    ``singlehtml`` visitors, so myst-nb's (``HideCodeCellNode``) went missing
+    and the single-page build (``make pdf``) failed.
+
+    >>> singlehtml_handlers({"html": {"a": 1, "b": 2}, "singlehtml": {"b": 3}})
+    {'a': 1, 'b': 3}
+    """
+    return {**handlers.get("html", {}), **handlers.get("singlehtml", {})}
+
+
+def _complete_singlehtml(app: Any) -> None:
+    if app.builder.name == "singlehtml":
+        handlers = app.registry.translation_handlers
+        handlers["singlehtml"] = singlehtml_handlers(handlers)
+
+
 def _tweak(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    single_page = app.builder.name == "singlehtml"
     for key in ("script_files", "css_files"):
         if key in context:
-            context[key] = [asset for asset in context[key] if keep(asset, pagename)]
+            context[key] = [asset for asset in context[key] if keep(asset, pagename, single_page)]
     if isinstance(context.get("body"), str):
         context["body"] = fix_roles(context["body"])
 
@@ -119,5 +142,6 @@ def _tweak(app: Any, pagename: str, templatename: str, context: dict, doctree: A
 def setup(app: Any) -> dict:
     for extension in EXTENSIONS:
         app.setup_extension(extension)
+    app.connect("builder-inited", _complete_singlehtml)
     app.connect("html-page-context", _tweak, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
