@@ -16,7 +16,7 @@ NBVAL      := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cel
 # Another x86-64 CPU, emulated: numpy without AVX/AVX2/FMA kernels, OpenBLAS's oldest SSE3 kernels.
 OTHER_CPU  := NPY_DISABLE_CPU_FEATURES="AVX2 FMA3 F16C AVX" OPENBLAS_CORETYPE=Prescott
 
-.PHONY: all venv book pdf test unit nbval-other-cpu bench browser execute serve clean screenshots student dist pageweight
+.PHONY: all venv book pdf test unit nbval-other-cpu bench browser execute serve clean screenshots student dist wheels pageweight
 
 all: book
 
@@ -82,8 +82,19 @@ screenshots: $(STAMP)
 pageweight: $(STAMP)
 	$(PY) -m tools.pageweight $(HTML)
 
+## Student notebooks (no solutions, plain Markdown) and the teacher's reading
+## copies of the full chapters (solutions and outputs, plain Markdown).
 student: $(STAMP)
 	$(PY) -m tools.student notebooks _build/student
+	$(PY) -m tools.student --full notebooks _build/full
 
+## Two zips: twice-the-devices-workshop.zip (participants: no solutions, no
+## answer sheet) and twice-the-devices-teacher.zip (everything, the PDF included).
 dist: $(STAMP) book student pdf
 	$(PY) -m tools.dist _build/dist
+
+## Every package the participant commands install, for a room without a
+## network, prepared outside the bundle: copy _build/wheels into the unzipped
+## bundle as wheels/. TORCH=1 adds CPU torch (Linux) for chapter 10's live run.
+wheels: $(STAMP)
+	$(PY) -m tools.dist --wheels _build/wheels $(if $(TORCH),--torch)

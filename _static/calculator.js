@@ -313,12 +313,38 @@
       if (query.has(f.name)) { form.elements[f.name].value = query.get(f.name); }
     });
 
+    var linkHelp = document.getElementById("calc-link-help");
+    var openEl = document.getElementById("calc-open");
+    var fromFile = window.location.protocol === "file:";
+    var pageName = window.location.pathname.split("/").pop() || "calculator.html";
+    if (linkHelp) {
+      linkHelp.textContent = fromFile
+        ? "This copy of the book is a file on your computer, so the link is relative to this page: " +
+          "anyone pastes it into “Open a shared scenario” on their own copy."
+        : "Anyone who can reach this server opens the same scenario with this link.";
+    }
+
+    /* The scenario as a link that travels: the full address when served, relative when opened as a file. */
     function updateUrl() {
       var params = new URLSearchParams();
       FIELDS.forEach(function (f) { params.set(f.name, form.elements[f.name].value.trim()); });
       var url = window.location.pathname + "?" + params.toString() + window.location.hash;
       try { window.history.replaceState(null, "", url); } catch (e) { /* file:// in some browsers */ }
-      linkEl.value = window.location.href.split("#")[0].split("?")[0] + "?" + params.toString();
+      linkEl.value = fromFile
+        ? pageName + "?" + params.toString()
+        : window.location.href.split("#")[0].split("?")[0] + "?" + params.toString();
+    }
+
+    /* Fill the fields from a pasted link (absolute, relative, or just its query); true if any field was set. */
+    function openScenario(text) {
+      var query = String(text).trim().split("#")[0];
+      query = query.indexOf("?") >= 0 ? query.slice(query.indexOf("?") + 1) : query;
+      var given = new URLSearchParams(query);
+      var found = false;
+      FIELDS.forEach(function (f) {
+        if (given.has(f.name)) { form.elements[f.name].value = given.get(f.name); found = true; }
+      });
+      return found;
     }
 
     function update() {
@@ -373,7 +399,23 @@
       pending = true;
       window.requestAnimationFrame(function () { pending = false; drawChart(svg, caption, lastResult); });
     });
-    form.addEventListener("input", update);
+    form.addEventListener("input", function (event) {
+      if (event.target !== openEl) { update(); }
+    });
+    function openPasted() {
+      if (openScenario(openEl.value)) {
+        status.textContent = "Scenario opened.";
+        update();
+      } else {
+        status.textContent = "That link holds no scenario of this calculator.";
+      }
+    }
+    if (openEl) {
+      document.getElementById("calc-open-button").addEventListener("click", openPasted);
+      openEl.addEventListener("keydown", function (event) {
+        if (event.key === "Enter") { event.preventDefault(); openPasted(); }
+      });
+    }
     form.addEventListener("submit", function (event) { event.preventDefault(); });
     document.getElementById("calc-reset").addEventListener("click", function () {
       FIELDS.forEach(function (f) { form.elements[f.name].value = f.base; });

@@ -1,8 +1,9 @@
-"""Student notebooks (``make student``) and the offline bundle (``make dist``).
+"""Student notebooks (``make student``) and the offline bundles (``make dist``).
 
 For every chapter: the student version holds no solution (no marker, none of
-the solution cells' code), keeps every exercise, has no outputs, and runs
-from top to bottom without error. The stripping itself is checked on small
+the solution cells' code), keeps every exercise, has no outputs, shows no
+MyST markup that JupyterLab would print raw, and runs from top to bottom
+without error. The participant bundle holds no solution either. The stripping itself is checked on small
 synthetic notebooks, so these tests fail if it leaks a solution or drops an
 exercise. The solution cells are found here by a deliberately simpler rule
 than ``tools.student`` uses (whole cells between the marker cells), so the
@@ -28,11 +29,20 @@ if str(ROOT) not in sys.path:  # `tools` is not installed; `python -m pytest` ad
 import tools.dist  # noqa: E402
 import tools.student  # noqa: E402
 from tools.execute import KERNELSPEC  # noqa: E402
-from tools.student import chapter_notebooks, exercise_labels, make_student, strip_solutions  # noqa: E402
+from tools.myst_plain import MYST_LEFTOVERS, book_index, exercise_statements  # noqa: E402
+from tools.student import (  # noqa: E402
+    chapter_notebooks,
+    exercise_headings,
+    exercise_labels,
+    make_full,
+    make_student,
+    strip_solutions,
+)
 
 NOTEBOOKS = ROOT / "notebooks"
 CHAPTERS = chapter_notebooks(NOTEBOOKS)
 MARKER = re.compile(r"\{solution-(start|end)\}")
+INDEX = book_index(NOTEBOOKS, ROOT / "book", ROOT / "references.bib")
 
 
 def _labels(notebook) -> set[str]:
@@ -97,14 +107,14 @@ def test_synthetic_solutions_are_removed_and_exercises_kept():
     assert not MARKER.search(text)
     for secret in ("SECRET_ONE", "SECRET_TWO", "Prose inside the first solution"):
         assert secret in _all_text(original) and secret not in text
-    assert exercise_labels(student) == ["ex-d-one", "ex-d-two"]
-    assert _labels(student) == _labels(original) == {"ex-d-one", "ex-d-two"}
+    assert exercise_headings(student) == ["Exercise 1", "Exercise 2"]
+    assert _labels(original) == {"ex-d-one", "ex-d-two"} and not MYST_LEFTOVERS.search(text)
     # Text sharing a cell with a marker survives; so does code outside solutions.
     assert "Double x." in text and "Why?" in text and "Text after both." in text
     assert [c.source for c in student.cells if c.cell_type == "code"] == [
-        "x = 2", "# Your answer to ex-d-one", "y = x + 1"]
+        "x = 2", "# Your answer to exercise 1", "y = x + 1"]
     # The prose-only solution leaves a markdown answer cell after its exercise.
-    answer = next(i for i, c in enumerate(student.cells) if "Your answer to ex-d-two" in c.source)
+    answer = next(i for i, c in enumerate(student.cells) if "Your answer to exercise 2" in c.source)
     assert student.cells[answer].cell_type == "markdown"
     assert "Why?" in student.cells[answer - 1].source
     nbformat.validate(student)
@@ -115,6 +125,8 @@ def test_synthetic_student_has_no_outputs_and_a_note():
     student = make_student(_synthetic())
     assert student.cells[0].source == tools.student.NOTE
     assert "solutions are in the book" in student.cells[0].source
+    assert student.metadata.kernelspec == tools.student.STUDENT_KERNELSPEC
+    assert student.metadata.language_info == tools.student.STUDENT_LANGUAGE
     for cell in student.cells:
         if cell.cell_type == "code":
             assert cell.outputs == [] and cell.execution_count is None
@@ -149,13 +161,13 @@ def test_a_leaking_stripper_would_be_caught():
 def test_main_writes_one_student_notebook_per_chapter(tmp_path):
     written = tools.student.main([str(NOTEBOOKS), str(tmp_path)])
     assert [p.name for p in written] == [p.name for p in CHAPTERS]
-    assert len(CHAPTERS) == 9
+    assert len(CHAPTERS) >= 10
 
 
 @pytest.fixture(scope="module", params=CHAPTERS, ids=lambda p: p.stem)
 def pair(request):
     original = nbformat.read(request.param, as_version=4)
-    return request.param, original, make_student(original)
+    return request.param, original, make_student(original, INDEX, folder=request.param.parent)
 
 
 def test_student_has_no_solution(pair):
@@ -168,9 +180,51 @@ def test_student_has_no_solution(pair):
 
 
 def test_student_keeps_every_exercise(pair):
-    _, original, student = pair
-    assert _labels(student) == _labels(original)
-    assert len(exercise_labels(student)) == len(exercise_labels(original))
+    """One heading per exercise, numbered as in the book, each with its statement."""
+    path, original, student = pair
+    chapter = int(path.name[:2])
+    labels = exercise_labels(original)
+    assert exercise_headings(student) == [f"Exercise {chapter}.{k}" for k in range(1, len(labels) + 1)]
+    text = _all_text(student)
+    for label, statement in exercise_statements(original).items():
+        first = statement.splitlines()[0]
+        first = first if "{" not in first else first[:first.index("{")]  # before any role
+        assert len(first) > 10 and first in text, f"{label}: statement {first!r} missing"
+
+
+def test_student_markdown_is_plain(pair):
+    """Nothing JupyterLab would print raw: no glue, ref, term, numref, eq or cite role, no label."""
+    path, _, student = pair
+    for cell in student.cells:
+        if cell.cell_type == "markdown":
+            leftover = MYST_LEFTOVERS.search(cell.source)
+            assert not leftover, f"{path.name}: {leftover.group(0)!r} in {cell.source[:200]!r}"
+            assert not re.search(r"^\s*(```+|:::+)\s*\{", cell.source, re.MULTILINE), cell.source[:200]
+            assert "{glue" not in cell.source and ":label:" not in cell.source
+
+
+def test_glued_numbers_are_pasted(pair):
+    """Every glued value the chapter's prose quotes appears in the student text, formatted as in the book."""
+    from tools.myst_plain import format_glue, glue_values
+
+    path, original, student = pair
+    glue = glue_values(original)
+    text = _all_text(student)
+    roles = re.findall(r"\{glue:text\}`([^`]+)`", "\n".join(
+        c.source for c in strip_solutions(original).cells if c.cell_type == "markdown"))
+    assert roles or path.name.startswith("00"), f"{path.name} quotes no glued number"
+    for role in roles:
+        key, _, spec = role.rpartition(":") if ":" in role else (role, "", "s")
+        assert format_glue(glue[key], spec) in text, role
+
+
+def test_student_figures_are_attached(pair):
+    """Each glued figure outside the solutions is an image attachment of its cell."""
+    path, original, student = pair
+    figures = re.findall(r"\{glue:figure\}\s*(\S+)", "\n".join(
+        c.source for c in strip_solutions(original).cells if c.cell_type == "markdown"))
+    attached = {name for c in student.cells for name in c.get("attachments", {})}
+    assert {f"{name}.png" for name in figures} <= attached
 
 
 def test_student_has_no_outputs(pair):
@@ -186,6 +240,32 @@ def test_every_written_chapter_has_three_exercises(pair):
     assert len(_labels(original)) >= 3, path.name
 
 
+def test_full_reading_copy_keeps_solutions_and_outputs(pair):
+    path, original, _ = pair
+    full = make_full(original, INDEX)
+    text = _all_text(full)
+    assert not MYST_LEFTOVERS.search("\n".join(c.source for c in full.cells if c.cell_type == "markdown"))
+    assert text.count("#### Solution to exercise") == len(exercise_labels(original))
+    for solution in _solution_code(original):
+        assert solution in text
+    outputs = [c.outputs for c in full.cells if c.cell_type == "code"]
+    assert outputs == [c.outputs for c in original.cells if c.cell_type == "code"]
+
+
+@pytest.mark.parametrize("text, spec", [
+    ("0.123456", ".2f"), ("9.22", ".1f"), ("0.0737", ".1%"), ("14", ""), ("14", "d"), ("2.0", "g"),
+    ("'H100 SXM'", "s"), ("'81,920'", ""), ("1.3882863340563991", ".3f"), ("3.5e-06", ".2e"),
+    ("not a literal", "s"), ("12.0", ".0f"), ("True", "s"),
+])
+def test_glue_formatting_is_myst_nbs(text, spec):
+    """tools.myst_plain writes myst-nb's rule out; the two must agree."""
+    from myst_nb.core.variables import format_plain_text
+
+    from tools.myst_plain import format_glue
+
+    assert format_glue({"text/plain": text}, spec) == format_plain_text(text, spec)
+
+
 def test_student_notebook_runs(pair, tmp_path):
     """Run from the chapters' own folder, as in the bundle (student/ beside notebooks/)."""
     path, _, student = pair
@@ -193,25 +273,158 @@ def test_student_notebook_runs(pair, tmp_path):
                    resources={"metadata": {"path": str(path.parent)}}).execute()
 
 
-def test_bundle_holds_what_a_participant_needs(tmp_path):
-    """The zip from tools.dist, built here from a fake html folder."""
+SOLUTION_HTML = """<html><body><nav><ul>
+<li><a href="../notebooks/02_time_budget.html">2. The time budget</a></li>
+<li><a href="answers.html">Answer sheet</a></li></ul></nav>
+<div class="exercise admonition" id="ex-a"><p>Exercise 1</p><p>Double x.</p></div>
+<div class="solution dropdown admonition" id="sol-a"><p class="admonition-title">Solution</p>
+<div class="cell"><pre>SECRET_SOLUTION = 4</pre></div><img src="../_images/secret.png"></div>
+<img src="../_images/kept.png"><a class="right-next" href="answers.html">next</a>
+<p>Model answers are on the <a class="reference internal" href="answers.html#top">answer sheet</a>.</p>
+<link href="answers.html" rel="next" title="Answer sheet"/>
+</body></html>"""
+
+
+def _fake_site(tmp_path: Path) -> Path:
+    """A built site in miniature: one page with an exercise and its solution, the answer sheet."""
     html = tmp_path / "html"
-    html.mkdir()
-    (html / "index.html").write_text("<html></html>")
+    (html / "book").mkdir(parents=True)
+    (html / "_images").mkdir()
+    (html / "_sources" / "notebooks").mkdir(parents=True)
+    (html / "index.html").write_text("<html><a href='book/answers.html'>answers</a></html>")
+    (html / "book" / "workshop.html").write_text(SOLUTION_HTML)
+    (html / "book" / "answers.html").write_text("<html><pre>SECRET_SOLUTION = 4</pre></html>")
+    (html / "_images" / "secret.png").write_bytes(b"png")
+    (html / "_images" / "kept.png").write_bytes(b"png")
+    (html / "_sources" / "notebooks" / "02_time_budget.ipynb").write_text('{"SECRET_SOLUTION": 4}')
+    (html / "searchindex.js").write_text(
+        'Search.setIndex({"docnames":["book/answers","book/workshop"],"filenames":["book/answers.md",'
+        '"book/workshop.md"],"terms":{"secret":0,"doubl":[0,1]},"titleterms":{"answer":0},'
+        '"alltitles":{"Answer sheet":[[0,null]]}})')
+    return html
+
+
+def test_participant_html_has_no_answers(tmp_path):
+    from bs4 import BeautifulSoup
+
+    student = tmp_path / "student"
+    student.mkdir()
+    (student / "02_time_budget.ipynb").write_text('{"student": true}')
+    files = tools.dist.participant_html(_fake_site(tmp_path), student)
+    assert "book/answers.html" not in files and "_images/secret.png" not in files
+    assert "_images/kept.png" in files
+    page = files["book/workshop.html"].decode()
+    assert "SECRET_SOLUTION" not in page and "Double x." in page
+    assert "answers.html" not in page and "2. The time budget" in page
+    assert "Model answers are on the answer sheet." in BeautifulSoup(page, "html.parser").get_text()
+    assert "answers.html" not in files["index.html"].decode()
+    assert files["_sources/notebooks/02_time_budget.ipynb"] == student / "02_time_budget.ipynb"
+    search = files["searchindex.js"].decode()
+    assert '"secret"' not in search and '"doubl":[1]' in search and "Answer sheet" not in search
+
+
+def test_bundles_hold_what_participant_and_teacher_need(tmp_path):
+    """The zips from tools.dist, built here from a miniature site."""
+    html = _fake_site(tmp_path)
+    student, full = tmp_path / "student", tmp_path / "full"
+    tools.student.main([str(NOTEBOOKS), str(student)])
+    for chapter in CHAPTERS[:2]:
+        full.mkdir(exist_ok=True)
+        nbformat.write(make_full(nbformat.read(chapter, as_version=4), INDEX), full / chapter.name)
+    participant = tools.dist.build_zip(tmp_path / "dist", root=ROOT, html=html, student=student)
+    teacher = tools.dist.build_zip(tmp_path / "dist", root=ROOT, kind="teacher", html=html,
+                                   student=student, full=full)
+    names = set(zipfile.ZipFile(participant).namelist())
+    top = tools.dist.NAME
+    for required in ("html/index.html", "requirements-participant.txt", "requirements-participant-torch.txt",
+                     "pyproject.toml", "lib/__init__.py", "lib/budget.py", "README-offline.txt"):
+        assert f"{top}/{required}" in names
+    for chapter in CHAPTERS:
+        assert f"{top}/student/{chapter.name}" in names
+    assert not any(n.startswith(f"{top}/notebooks/") for n in names)
+    assert f"{top}/html/book/answers.html" not in names
+    assert not any("__pycache__" in n or ".venv" in n or "wheels/" in n for n in names)
+    teacher_names = set(zipfile.ZipFile(teacher).namelist())
+    top = tools.dist.TEACHER_NAME
+    assert {f"{top}/html/book/answers.html", f"{top}/requirements.txt",
+            f"{top}/notebooks/{CHAPTERS[0].name}"} <= teacher_names
+    readme = zipfile.ZipFile(participant).read(f"{tools.dist.NAME}/README-offline.txt").decode()
+    for command in tools.dist.PARTICIPANT_COMMANDS:
+        assert command in readme
+    assert "pip download -r requirements.txt" not in readme and "-e ." not in readme
+
+
+def _solution_snippets() -> dict[str, list[str]]:
+    """For each chapter, the distinctive lines of its solutions' code (what must never reach participants).
+
+    A line counts if it is long enough to be specific and appears nowhere a
+    participant may legitimately see it: not outside the solutions in any
+    chapter, not in ``lib``'s source.
+    """
+    public = "\n".join(_all_text(strip_solutions(nbformat.read(c, as_version=4))) for c in CHAPTERS)
+    public += "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "lib").rglob("*.py"))
+    snippets = {}
+    for chapter in CHAPTERS:
+        lines = set()
+        for code in _solution_code(nbformat.read(chapter, as_version=4)):
+            for line in code.splitlines():
+                line = line.strip()
+                if len(line) >= 25 and not line.startswith(("#", "import ", "from ")) and line not in public:
+                    lines.add(line)
+        snippets[chapter.name] = sorted(lines)
+    return snippets
+
+
+def _bundle_text(path: Path) -> str:
+    """Every text file of a zip as a reader or a search would see it (HTML as its text)."""
+    from bs4 import BeautifulSoup
+
+    parts = []
+    with zipfile.ZipFile(path) as bundle:
+        for name in bundle.namelist():
+            data = bundle.read(name)
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if name.endswith(".html"):
+                text = BeautifulSoup(text, "html.parser").get_text()
+            elif name.endswith(".ipynb"):
+                import json
+                notebook = json.loads(text)
+                text = "\n".join("".join(c.get("source", "")) for c in notebook.get("cells", []))
+            parts.append(text)
+    return "\n".join(parts)
+
+
+def test_solution_snippets_would_be_found():
+    """The leak check below has teeth: the full book's notebooks hold every snippet."""
+    snippets = _solution_snippets()
+    assert sum(map(len, snippets.values())) >= 30
+    full_text = "\n".join(_all_text(nbformat.read(c, as_version=4)) for c in CHAPTERS)
+    for lines in snippets.values():
+        for line in lines:
+            assert line in full_text
+
+
+@pytest.mark.browser
+def test_participant_bundle_of_the_built_book_holds_no_solution(tmp_path):
+    """After `make book`: build the participant zip from the real site and grep it for every solution.
+
+    Marked ``browser`` so that ``make test`` runs it after the book build.
+    """
+    html = ROOT / "_build" / "html"
+    if not (html / "index.html").is_file():
+        pytest.fail("No built book at _build/html: run `make book` first.")
     student = tmp_path / "student"
     tools.student.main([str(NOTEBOOKS), str(student)])
     path = tools.dist.build_zip(tmp_path / "dist", root=ROOT, html=html, student=student)
-    names = set(zipfile.ZipFile(path).namelist())
-    top = tools.dist.NAME
-    for required in ("html/index.html", "requirements.txt", "pyproject.toml",
-                     "lib/__init__.py", "lib/budget.py", "README-offline.txt"):
-        assert f"{top}/{required}" in names
-    for chapter in CHAPTERS:
-        assert f"{top}/notebooks/{chapter.name}" in names
-        assert f"{top}/student/{chapter.name}" in names
-    assert not any("__pycache__" in n or ".venv" in n for n in names)
-    requirements = zipfile.ZipFile(path).read(f"{top}/requirements.txt").decode()
-    assert requirements.strip().splitlines()[-1] == "-e ."
-    readme = zipfile.ZipFile(path).read(f"{top}/README-offline.txt").decode()
-    assert "pip download -r requirements.txt" in readme
-    assert "--no-index --find-links wheels" in readme
+    text = _bundle_text(path)
+    assert "Exercise" in text and "The time budget" in text
+    leaks = [f"{chapter}: {line}" for chapter, lines in _solution_snippets().items()
+             for line in lines if line in text]
+    assert not leaks, "solution code in the participant bundle:\n" + "\n".join(leaks[:20])
+    teacher = tools.dist.build_zip(tmp_path / "dist", root=ROOT, kind="teacher", html=html, student=student,
+                                   full=NOTEBOOKS)
+    teacher_text = _bundle_text(teacher)
+    assert any(line in teacher_text for lines in _solution_snippets().values() for line in lines)

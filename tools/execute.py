@@ -24,7 +24,7 @@ from nbclient import NotebookClient
 __all__ = ["KERNELSPEC", "clean", "execute", "main"]
 
 #: The kernel every notebook of the book names and runs in.
-KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python"}
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 
 def clean(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:

@@ -1,6 +1,10 @@
-"""Write student copies of the chapter notebooks: exercises kept, solutions gone.
+"""Write student copies of the chapter notebooks: exercises kept, solutions gone, plain Markdown.
 
-Usage: ``python -m tools.student notebooks _build/student`` (``make student``).
+Usage: ``python -m tools.student notebooks _build/student`` (``make student``;
+add ``--execute`` to run every chapter first instead of reading the glued
+values from its stored outputs). With ``--full`` it writes the teacher's
+reading copies instead (:func:`make_full`: solutions and outputs kept, the
+same plain Markdown), e.g. ``python -m tools.student --full notebooks _build/full``.
 
 Every chapter ``NN_slug.ipynb`` in the source folder becomes
 ``NN_slug.ipynb`` in the target folder with
@@ -12,9 +16,15 @@ Every chapter ``NN_slug.ipynb`` in the source folder becomes
   a heading after the end marker) is kept;
 * an empty cell in the place of each removed solution, for the answer (a
   code cell where the solution ran code, a markdown cell where it was prose);
-* every exercise kept as it is;
-* outputs cleared and execution counts reset; kernelspec ``python3``;
-* a short note at the top saying that the solutions are in the book.
+* every exercise kept, under a heading "Exercise N.k";
+* the markdown in plain Markdown that JupyterLab shows as the book does
+  (:mod:`tools.myst_plain`): glued numbers and figures pasted in from the
+  chapter's stored outputs (or from a fresh run when some are missing),
+  cross-references as words or links, no ``(label)=`` targets;
+* outputs cleared and execution counts reset; kernelspec and metadata as
+  JupyterLab writes them, so that a notebook does not show as modified the
+  moment it opens;
+* a short note at the top.
 
 A solution that starts and never ends, or an end without a start, raises
 ``ValueError``: better no student notebook than one that leaks an answer.
@@ -31,39 +41,79 @@ A solution that starts and never ends, or an end without a start, raises
 >>> student = make_student(nbformat.v4.new_notebook(cells=cells))
 >>> [cell.cell_type for cell in student.cells]
 ['markdown', 'markdown', 'code', 'markdown']
->>> "solution" in student.cells[1].source, student.cells[2].source, student.cells[3].source
-(False, '# Your answer to ex-demo', '## Next')
->>> exercise_labels(student)
-['ex-demo']
+>>> print(student.cells[1].source)
+## Exercises
+<BLANKLINE>
+### Exercise 1
+<BLANKLINE>
+Add 1 and 1.
+>>> student.cells[2].source, student.cells[3].source
+('# Your answer to exercise 1', '## Next')
+>>> exercise_labels(student), exercise_labels(nbformat.v4.new_notebook(cells=cells))
+([], ['ex-demo'])
 """
 
 from __future__ import annotations
 
 import copy
+import platform
 import re
 import sys
 from pathlib import Path
 
 import nbformat
 
-from tools.execute import clean
+from tools.execute import KERNELSPEC, execute
+from tools.myst_plain import BookIndex, book_index, glue_values, glued_names, index_notebook, to_plain
 
 __all__ = [
     "NOTE",
+    "STUDENT_KERNELSPEC",
+    "STUDENT_LANGUAGE",
     "chapter_notebooks",
     "exercise_labels",
+    "exercise_headings",
     "strip_solutions",
+    "FULL_NOTE",
+    "lab_metadata",
     "clear_outputs",
+    "plain_markdown",
     "make_student",
+    "make_full",
     "main",
 ]
 
 NOTE = (
     "**Student version.** The exercises are all here; their solutions are not. "
-    "Each exercise is followed by an empty cell for your answer. The worked "
-    "solutions are in the book (the HTML version of this chapter), in the "
-    "dropdown under each exercise. Run the cells from the top, in order."
+    "Each exercise is followed by an empty cell for your answer. Run the cells "
+    "from the top, in order: the numbers in the text are the ones the code "
+    "computes. Studying on your own? The worked solutions are in the book's "
+    "HTML version of this chapter, in the dropdown under each exercise. In a "
+    "workshop, your teacher goes through them."
 )
+
+FULL_NOTE = (
+    "**Teacher's reading copy.** The whole chapter with its stored outputs and every "
+    "solution (under \"Solution to exercise N.k\"), in plain Markdown. The book's source "
+    "notebook is `notebooks/` in the repository."
+)
+
+#: Kernelspec and language exactly as JupyterLab writes them once the kernel
+#: (ipykernel) has started: it rewrites both, and any difference shows the
+#: notebook as modified (●) before the reader has done anything. The version
+#: is the Python that writes the student notebooks; a laptop with another
+#: Python release sees the ● once, harmlessly. The kernelspec is the one every
+#: committed notebook names (:data:`tools.execute.KERNELSPEC`).
+STUDENT_KERNELSPEC = KERNELSPEC
+STUDENT_LANGUAGE = {
+    "codemirror_mode": {"name": "ipython", "version": 3},
+    "file_extension": ".py",
+    "mimetype": "text/x-python",
+    "name": "python",
+    "nbconvert_exporter": "python",
+    "pygments_lexer": "ipython3",
+    "version": platform.python_version(),
+}
 
 # A MyST directive fence: three or more backticks or colons, then {name}.
 _FENCE = r"(?P<fence>`{3,}|:{3,})[ \t]*\{%s\}"
@@ -120,18 +170,33 @@ def exercise_labels(notebook: nbformat.NotebookNode) -> list[str]:
     return labels
 
 
-def _answer_cell(label: str | None, number: int, code: bool) -> nbformat.NotebookNode:
+def exercise_headings(notebook: nbformat.NotebookNode) -> list[str]:
+    """The "### Exercise N.k" headings of a student notebook, in order.
+
+    >>> import nbformat
+    >>> cell = nbformat.v4.new_markdown_cell("### Exercise 2.1\\n\\n**Twice.** Do it.")
+    >>> exercise_headings(nbformat.v4.new_notebook(cells=[cell]))
+    ['Exercise 2.1']
+    """
+    return [match.group(1) for cell in notebook.cells if cell.cell_type == "markdown"
+            for match in re.finditer(r"^### (Exercise[^\n]*)$", cell.source, re.MULTILINE)]
+
+
+def _answer_cell(label: str | None, number: int, code: bool,
+                 names: dict[str, str] | None = None) -> nbformat.NotebookNode:
     """An empty answer cell where a solution used to be: code if the solution ran code.
 
     >>> _answer_cell("ex-a", 1, code=False).source
     '*Your answer to ex-a (double-click to edit):*'
+    >>> _answer_cell("ex-a", 1, code=True, names={"ex-a": "exercise 2.1"}).source
+    '# Your answer to exercise 2.1'
     """
-    name = label or f"exercise {number}"
+    name = (names or {}).get(label or "", label or f"exercise {number}")
     if code:
         cell = nbformat.v4.new_code_cell(f"# Your answer to {name}")
     else:
         cell = nbformat.v4.new_markdown_cell(f"*Your answer to {name} (double-click to edit):*")
-    cell.id = re.sub(r"[^A-Za-z0-9_-]", "-", f"answer-{name}")[:64]
+    cell.id = re.sub(r"[^A-Za-z0-9_-]", "-", f"answer-{label or number}")[:64]
     return cell
 
 
@@ -145,11 +210,13 @@ def _kept(cell: nbformat.NotebookNode, text: str) -> list[nbformat.NotebookNode]
     return [new]
 
 
-def strip_solutions(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+def strip_solutions(notebook: nbformat.NotebookNode,
+                    names: dict[str, str] | None = None) -> nbformat.NotebookNode:
     """A copy of ``notebook`` without solutions, an answer cell in place of each.
 
     A solution may lie inside one markdown cell (a prose answer) or span
-    several cells; marker cells may hold other text, which is kept.
+    several cells; marker cells may hold other text, which is kept. The
+    answer cell names the exercise by ``names[label]`` where given.
 
     >>> import nbformat
     >>> cell = nbformat.v4.new_markdown_cell(
@@ -193,7 +260,7 @@ def strip_solutions(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
                 end = _END.search(text)
                 if not end:
                     break  # the rest of this cell belongs to the solution
-                pieces.append(_answer_cell(inside or None, count, ran_code))
+                pieces.append(_answer_cell(inside or None, count, ran_code, names))
                 ran_code = False
                 inside = None
                 text = text[end.end():]
@@ -233,8 +300,41 @@ def _unique_ids(cells: list[nbformat.NotebookNode]) -> list[nbformat.NotebookNod
     return cells
 
 
+def lab_metadata(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Set the metadata JupyterLab writes on opening; keep only cell tags, in place.
+
+    The notebook-level metadata becomes :data:`STUDENT_KERNELSPEC` and
+    :data:`STUDENT_LANGUAGE`: JupyterLab rewrites both from the running
+    kernel, and any difference marks the notebook as modified. A code cell
+    the book hides (``remove-input``, ``remove-output``, ``remove-cell``)
+    opens collapsed in JupyterLab (``jupyter.source_hidden`` and
+    ``outputs_hidden``); one click shows it.
+
+    >>> import nbformat
+    >>> cell = nbformat.v4.new_code_cell("1", metadata={"tags": ["remove-input"], "scrolled": True})
+    >>> notebook = lab_metadata(nbformat.v4.new_notebook(cells=[cell]))
+    >>> notebook.cells[0].metadata, notebook.metadata.kernelspec.display_name
+    ({'tags': ['remove-input'], 'jupyter': {'source_hidden': True}}, 'Python 3 (ipykernel)')
+    """
+    for cell in notebook.cells:
+        tags = list(cell.metadata.get("tags", []))
+        metadata: dict = {"tags": tags} if tags else {}
+        hidden = {"source_hidden": True} if {"remove-input", "remove-cell", "hide-input"} & set(tags) else {}
+        if {"remove-output", "remove-cell", "hide-output"} & set(tags):
+            hidden["outputs_hidden"] = True
+        if hidden and cell.cell_type == "code":  # what the book hides, JupyterLab shows collapsed
+            metadata["jupyter"] = hidden
+        cell.metadata = nbformat.from_dict(metadata)
+    notebook.metadata = nbformat.from_dict({
+        "kernelspec": dict(STUDENT_KERNELSPEC),
+        "language_info": dict(STUDENT_LANGUAGE),
+    })
+    notebook.nbformat, notebook.nbformat_minor = 4, 5
+    return notebook
+
+
 def clear_outputs(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Remove outputs and execution counts in place; set kernelspec ``python3``.
+    """Remove outputs and execution counts, then :func:`lab_metadata`, in place.
 
     >>> import nbformat
     >>> cell = nbformat.v4.new_code_cell("1", execution_count=3, outputs=[{"output_type": "stream", "name": "stdout", "text": "1"}])
@@ -246,42 +346,104 @@ def clear_outputs(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
         if cell.cell_type == "code":
             cell.outputs = []
             cell.execution_count = None
-    return clean(notebook)
+    return lab_metadata(notebook)
 
 
-def make_student(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+def plain_markdown(notebook: nbformat.NotebookNode, index: BookIndex,
+                   glue: dict[str, dict]) -> nbformat.NotebookNode:
+    """Rewrite every markdown cell of ``notebook`` with :func:`tools.myst_plain.to_plain`, in place.
+
+    Figures pasted in become attachments of their cell.
+    """
+    for cell in notebook.cells:
+        if cell.cell_type != "markdown":
+            continue
+        cell.source, attachments = to_plain(cell.source, index, glue)
+        if attachments:
+            cell.attachments = nbformat.NotebookNode(attachments)
+    return notebook
+
+
+def make_student(notebook: nbformat.NotebookNode, index: BookIndex | None = None,
+                 folder: Path | None = None) -> nbformat.NotebookNode:
     """The student version of one chapter notebook (a new notebook).
+
+    ``index`` numbers chapters, figures, equations and exercises across the
+    book (:func:`tools.myst_plain.book_index`); without it they are numbered
+    within this notebook alone. Glued values come from the stored outputs;
+    if some are missing, a copy of the notebook is executed in ``folder``
+    first (``ValueError`` without a folder).
 
     >>> import nbformat
     >>> make_student(nbformat.v4.new_notebook()).cells[0].source.startswith("**Student version.**")
     True
     """
-    student = clear_outputs(strip_solutions(notebook))
+    index = index if index is not None else index_notebook(notebook)
+    glue = glue_values(notebook)
+    missing = glued_names(notebook) - set(glue)
+    if missing:
+        if folder is None:
+            raise ValueError(f"glued values {sorted(missing)} are not in the stored outputs: "
+                             "execute the notebook first (or pass its folder)")
+        glue = glue_values(execute(copy.deepcopy(notebook), Path(folder)))
+    names = {label: f"exercise {target.number}" for label, target in index.exercises.items()}
+    student = strip_solutions(notebook, names)
+    plain_markdown(clear_outputs(student), index, glue)
     note = nbformat.v4.new_markdown_cell(NOTE)
     note.id = "student-note"
     student.cells.insert(0, note)
     return student
 
 
+def make_full(notebook: nbformat.NotebookNode, index: BookIndex | None = None) -> nbformat.NotebookNode:
+    """A reading copy of one executed chapter for the teacher: everything kept, plain Markdown.
+
+    Outputs and solutions stay (each solution under a heading "Solution to
+    exercise N.k"); the markdown is rewritten as for students, so the chapter
+    reads cleanly in JupyterLab with or without a MyST extension.
+
+    >>> import nbformat
+    >>> cell = nbformat.v4.new_markdown_cell("```{solution-start} ex-a\\n:class: dropdown\\n```\\nBecause.\\n```{solution-end}\\n```")
+    >>> make_full(nbformat.v4.new_notebook(cells=[cell])).cells[1].source
+    '#### Solution\\n\\nBecause.'
+    """
+    index = index if index is not None else index_notebook(notebook)
+    glue = glue_values(notebook)
+    missing = glued_names(notebook) - set(glue)
+    if missing:
+        raise ValueError(f"glued values {sorted(missing)} are not in the stored outputs: execute the notebook first")
+    full = plain_markdown(lab_metadata(copy.deepcopy(notebook)), index, glue)
+    note = nbformat.v4.new_markdown_cell(FULL_NOTE)
+    note.id = "teacher-note"
+    full.cells.insert(0, note)
+    return full
+
+
 def main(argv: list[str] | None = None) -> list[Path]:
     """Write a student copy of every chapter notebook; return the paths written."""
     argv = sys.argv[1:] if argv is None else argv
+    run, full = "--execute" in argv, "--full" in argv
+    argv = [arg for arg in argv if arg not in ("--execute", "--full")]
     if len(argv) != 2:
-        raise SystemExit("usage: python -m tools.student SOURCE_FOLDER TARGET_FOLDER")
+        raise SystemExit("usage: python -m tools.student [--execute] [--full] SOURCE_FOLDER TARGET_FOLDER")
     source, target = Path(argv[0]), Path(argv[1])
     chapters = chapter_notebooks(source)
     if not chapters:
         raise SystemExit(f"no chapter notebooks NN_slug.ipynb in {source}")
+    root = source.resolve().parent
+    index = book_index(source, root / "book", root / "references.bib")
     target.mkdir(parents=True, exist_ok=True)
     written = []
     for path in chapters:
         original = nbformat.read(path, as_version=4)
-        student = make_student(original)
+        if run:
+            original = execute(original, path.parent)
+        student = make_full(original, index) if full else make_student(original, index, folder=path.parent)
         out = target / path.name
         nbformat.validate(student)
         nbformat.write(student, out)
         written.append(out)
-        print(f"{out}: {len(exercise_labels(student))} exercises, "
+        print(f"{out}: {len(exercise_headings(student))} exercises, "
               f"{len(student.cells)} cells (from {len(original.cells)})")
     return written
 

@@ -32,8 +32,24 @@ from lib.units import GB, ms, s, us
 __all__ = ["DATA_DIR", "COLLECTIVE_COLUMNS", "DECODE_COLUMNS", "ALLREDUCE_DATASETS", "DECODE_DATASETS", "DATASETS",
            "QUANTITY_UNITS", "UNIT_SI", "load_published", "AllReduceSweep", "allreduce_sweep", "rounding_error"]
 
-#: Where the CSV files live (``data/published`` at the top of the repository).
-DATA_DIR = Path(__file__).resolve().parents[2] / "data" / "published"
+def _data_dir() -> Path:
+    """``data/published`` of the repository, or of the nearest folder above the working directory that has one.
+
+    From a source checkout the first is found; a workshop bundle installs
+    ``lib`` as a wheel beside its own ``data/`` folder, so the notebooks find
+    the second from ``notebooks/``.
+    """
+    checkout = Path(__file__).resolve().parents[2] / "data" / "published"
+    if checkout.is_dir():
+        return checkout
+    for folder in (Path.cwd(), *Path.cwd().parents):
+        if (folder / "data" / "published").is_dir():
+            return folder / "data" / "published"
+    return checkout
+
+
+#: Where the CSV files live (``data/published`` at the top of the repository or workshop bundle).
+DATA_DIR = _data_dir()
 
 #: Columns of every collective file (the all-reduce sweeps and ``nvls_vs_ring``).
 COLLECTIVE_COLUMNS = ("dataset", "system", "gpu", "gpus", "nodes", "interconnect", "software", "collective",

@@ -282,3 +282,29 @@ def test_calculator_accessible_with_an_error_showing(browser, base_url, scheme):
         assert not external, f"requests to other hosts than 127.0.0.1: {external}"
     finally:
         context.close()
+def test_file_copy_shares_a_relative_link_that_opens_anywhere(browser, site_dir):
+    """From a file:// copy the link names no folder of the teacher's disk, and the paste box opens it."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    requests = []
+    context.on("request", lambda request: requests.append(request.url))
+    try:
+        page = context.new_page()
+        page.goto((site_dir / PAGE).resolve().as_uri())
+        page.fill('input[name="devices"]', "4")
+        link = page.locator("#calc-link").input_value()
+        assert link.startswith("calculator.html?") and "file:" not in link and str(site_dir) not in link
+        assert "devices=4" in link
+        other = context.new_page()  # another participant's copy
+        other.goto((site_dir / PAGE).resolve().as_uri())
+        other.fill("#calc-open", link.replace("devices=4", "devices=3"))
+        other.click("#calc-open-button")
+        assert read_inputs(other) == {**BASE, "devices": "3"}
+        other.fill("#calc-open", "file:///home/teacher/html/book/calculator.html?serial_ms=5&devices=8#top")
+        other.press("#calc-open", "Enter")
+        assert read_inputs(other) == {**BASE, "serial_ms": "5", "devices": "8"}
+        other.fill("#calc-open", "no scenario here")
+        other.click("#calc-open-button")
+        assert "no scenario" in other.locator("#calc-copy-status").inner_text()
+        assert all(url.startswith(("file:", "data:", "about:", "blob:")) for url in requests), requests
+    finally:
+        context.close()
