@@ -8,6 +8,7 @@ every process and leaves no child behind).
 
 from __future__ import annotations
 
+import json
 import math
 import socket
 import subprocess
@@ -176,34 +177,312 @@ def test_step_gap_rejects_bad_input(hidden, first, second, word):
         model.step_gap(hidden, first, second)
 
 
+def _synthetic_raw(hidden, link, message, one_of, split_of, shard_of, rounds=3):
+    """A raw run whose every repetition equals the value the functions give (no noise)."""
+    def stat(t):
+        return {"median": t, "q1": t, "q3": t}
+
+    raw = {"devices": 2, "message_bytes": message, "plan": {"name": "synthetic"},
+           "link": [{"message_bytes": n, "median_s": float(link.time(n)), "samples_s": [float(link.time(n))] * rounds}
+                    for n in SIZES],
+           "matched": {"median_s": float(link.time(message))}, "points": []}
+    for h in hidden:
+        times = {"one": one_of(h), "split": split_of(h), "whole_calib": one_of(h), "shard_calib": shard_of(h),
+                 "allreduce": float(link.time(message))}
+        raw["points"].append({"hidden": h, **{name: stat(t) for name, t in times.items()}, "max_abs_error": 1e-7,
+                              "samples_s": {name: [t] * rounds for name, t in times.items()}})
+    return raw
+
+
 def test_analyse_recovers_a_consistent_synthetic_run():
-    # Data built from the model itself: the prediction must match it and agree on break-even.
+    # Data built from the model itself: both predictions must match it and agree on break-even.
     link = measure.LinkFit(latency=0.3 * ms, bus_bandwidth=2 * GB / s, devices=2)
     message = 128 * KB
     hidden = [64, 128, 256, 512, 1024, 2048]
-    raw = {"devices": 2, "message_bytes": message, "plan": {"name": "synthetic"},
-           "link": [{"message_bytes": n, "median_s": float(link.time(n))} for n in SIZES],
-           "matched": {"median_s": float(link.time(message))}, "points": []}
-    for h in hidden:
-        one = 10 * us * h
-        two = one / (2 * 0.9) + float(link.time(message))
-        stat = lambda t: {"median": t, "q1": t, "q3": t}  # noqa: E731
-        raw["points"].append({"hidden": h, "one": stat(one), "split": stat(two), "whole_calib": stat(one),
-                              "shard_calib": stat(one / (2 * 0.9)), "max_abs_error": 1e-7})
-    result = report.analyse(raw)
+    overhead, eta_inf = 20 * us, 0.9
+    shard = lambda h: overhead + 10 * us * h / (2 * eta_inf)  # noqa: E731
+    raw = _synthetic_raw(hidden, link, message, lambda h: 10 * us * h,
+                         lambda h: shard(h) + float(link.time(message)), shard)
+    result = report.analyse(raw, resamples=50)
     for point in result["sweep"]:
         assert point["predicted_split_s"] == pytest.approx(point["measured_split_s"], rel=1e-9)
-        assert point["efficiency"] == pytest.approx(0.9)
+        assert point["predicted_split_held_out_s"] == pytest.approx(point["measured_split_s"], rel=1e-9)
+        assert point["efficiency"] == pytest.approx(10 * us * point["hidden"] / (2 * shard(point["hidden"])))
+        low, high = point["split_ci_s"]
+        assert low == high == point["measured_split_s"]  # no noise, no width
+    for fit in result["held_out"]["fits"]:
+        assert fit["overhead_s"] == pytest.approx(overhead, rel=1e-6)
+        assert fit["asymptote"] == pytest.approx(eta_inf, rel=1e-9)
     summary = result["summary"]
     assert summary["break_even_step_gap"] == pytest.approx(0.0, abs=1e-9)
+    assert summary["break_even_step_gap_held_out"] == pytest.approx(0.0, abs=1e-9)
     assert summary["median_abs_error_all"] == pytest.approx(0.0, abs=1e-9)
+    assert summary["median_abs_error_held_out_all"] == pytest.approx(0.0, abs=1e-9)
+    assert summary["break_even_measured_ci"][0] == pytest.approx(summary["break_even_measured_hidden"])
+    assert result["schema"] == report.SCHEMA == 2
+    json.dumps(result, allow_nan=False)  # strict JSON: no NaN or Infinity anywhere
     table = report.format_table(result)
     assert all(f"{h:>7}" in table for h in hidden)
+
+
+def test_reanalyse_reproduces_a_stored_run():
+    link = measure.LinkFit(latency=0.3 * ms, bus_bandwidth=2 * GB / s, devices=2)
+    rng = np.random.default_rng(2)
+    raw = _synthetic_raw([64, 128, 256, 512, 1024], link, 128 * KB, lambda h: 10 * us * h,
+                         lambda h: 6 * us * h + 0.4 * ms, lambda h: 6 * us * h, rounds=9)
+    for point in raw["points"]:  # some noise, and summaries that agree with the samples
+        for step, values in point["samples_s"].items():
+            point["samples_s"][step] = (np.array(values) * rng.uniform(0.9, 1.1, len(values))).tolist()
+            point[step] = measure.summarize(point["samples_s"][step])
+    first = report.analyse(raw, {"cpu": "test"}, resamples=30, seed=4)
+    again = report.reanalyse(json.loads(json.dumps(first)))
+    assert again["summary"] == first["summary"]
+    assert again["machine"] == first["machine"] and again["bootstrap"] == first["bootstrap"]
+
+
+def test_analyse_keeps_the_fields_readers_rely_on():
+    link = measure.LinkFit(latency=0.3 * ms, bus_bandwidth=2 * GB / s, devices=2)
+    raw = _synthetic_raw([64, 128, 256, 512], link, 128 * KB, lambda h: 10 * us * h, lambda h: 6 * us * h + 0.4 * ms,
+                         lambda h: 6 * us * h)
+    result = report.analyse(raw, resamples=10)
+    for point in result["sweep"]:
+        assert {"hidden", "measured_one_s", "measured_split_s", "predicted_split_s", "max_abs_error"} <= set(point)
+    assert result["bootstrap"]["resamples"] == 10 and result["bootstrap"]["seed"] == 0
+
+
+def test_a_held_out_break_even_never_reached_is_an_open_interval():
+    # The split never wins: every resample puts the break-even beyond the sweep, written null.
+    link = measure.LinkFit(latency=5 * ms, bus_bandwidth=2 * GB / s, devices=2)
+    raw = _synthetic_raw([64, 128, 256, 512], link, 128 * KB, lambda h: 1 * us * h,
+                         lambda h: 0.5 * us * h + float(link.time(128 * KB)), lambda h: 0.5 * us * h)
+    summary = report.analyse(raw, resamples=10)["summary"]
+    assert summary["break_even_measured_hidden"] is None
+    assert summary["break_even_measured_ci"] == [None, None]
+    assert report.format_interval(summary["break_even_measured_ci"]) == "beyond the sweep"
 
 
 def test_summarize_median_ignores_a_tail_the_mean_does_not():
     summary = measure.summarize([1.0] * 9 + [100.0])
     assert summary["median"] == 1.0 and summary["mean"] > 10
+
+
+# --- bootstrap intervals -------------------------------------------------------------
+
+def test_percentile_interval_by_order_statistics():
+    # 20 sorted values, 90 %: drop floor(20 * 0.05) = 1 value at each end.
+    assert measure.percentile_interval(np.arange(20.0, 0.0, -1.0), level=0.9) == (2.0, 19.0)
+    # 10 values, 80 %: the 2nd and the 9th.
+    assert measure.percentile_interval(np.arange(1.0, 11.0), level=0.8) == (2.0, 9.0)
+    # level 1 keeps the extremes; infinity (no break-even in a resample) is an end like any other.
+    assert measure.percentile_interval([3.0, 1.0, math.inf], level=1.0) == (1.0, math.inf)
+
+
+@pytest.mark.parametrize("values, level, word", [
+    ([1.0, 2.0], 0.0, "level must be in"),
+    ([1.0, 2.0], 1.01, "level must be in"),
+    ([1.0, float("nan")], 0.9, "values must not be NaN"),
+    ([], 0.9, "values must hold at least one value"),
+])
+def test_percentile_interval_rejects_bad_input(values, level, word):
+    with pytest.raises(ValueError, match=word):
+        measure.percentile_interval(values, level)
+
+
+def test_bootstrap_medians_of_two_values_follow_the_hand_count():
+    # [1, 3] resamples to [1,1], [1,3], [3,1], [3,3] with equal chance: medians 1, 2, 2, 3.
+    medians = measure.bootstrap_medians([1.0, 3.0], resamples=20000, seed=3)
+    shares = [np.mean(medians == m) for m in (1.0, 2.0, 3.0)]
+    assert set(np.unique(medians)) == {1.0, 2.0, 3.0}
+    assert shares == pytest.approx([0.25, 0.5, 0.25], abs=0.02)
+
+
+def test_bootstrap_is_seeded():
+    samples = np.random.default_rng(5).exponential(1.0, 101)
+    first, again = (measure.bootstrap_medians(samples, 200, seed=7) for _ in range(2))
+    assert np.array_equal(first, again)
+    assert not np.array_equal(measure.bootstrap_medians(samples, 200, seed=7),
+                              measure.bootstrap_medians(samples, 200, seed=8))
+    assert measure.median_interval(samples, seed=7) == measure.median_interval(samples, seed=7)
+
+
+def test_bootstrap_resamples_the_rows_of_a_round_together():
+    # Two steps timed in the same rounds: resampling whole rounds keeps them paired, so two
+    # identical rows give identical medians in every resample (independent draws would not).
+    rounds = np.array([[1.0, 2.0, 3.0, 4.0, 5.0], [1.0, 2.0, 3.0, 4.0, 5.0]])
+    medians = measure.bootstrap_medians(rounds, resamples=300, seed=0)
+    assert medians.shape == (2, 300)
+    assert np.array_equal(medians[0], medians[1])
+    assert len(np.unique(medians[0])) > 1
+
+
+def test_median_interval_brackets_the_median_and_narrows_with_more_repetitions():
+    rng = np.random.default_rng(11)
+    few, many = rng.normal(10.0, 1.0, 25), rng.normal(10.0, 1.0, 2500)
+    low_few, high_few = measure.median_interval(few)
+    low_many, high_many = measure.median_interval(many)
+    assert low_few <= np.median(few) <= high_few and low_many <= np.median(many) <= high_many
+    assert high_many - low_many < (high_few - low_few) / 3  # about 1 / sqrt(100) as wide
+
+
+def test_bootstrap_rejects_bad_input():
+    with pytest.raises(ValueError, match="resamples must be >= 1"):
+        measure.bootstrap_medians([1.0], resamples=0)
+    with pytest.raises(ValueError, match="samples must be >= 0"):
+        measure.bootstrap_medians([1.0, -1.0])
+    with pytest.raises(ValueError, match="samples must be 1-D or 2-D"):
+        measure.bootstrap_medians(np.ones((2, 2, 2)))
+
+
+# --- held-out prediction --------------------------------------------------------------
+
+@pytest.mark.parametrize("points, folds, expected", [
+    (4, 2, [0, 1, 0, 1]),
+    (5, 2, [0, 1, 0, 1, 0]),
+    (6, 3, [0, 1, 2, 0, 1, 2]),
+])
+def test_alternate_folds_by_hand(points, folds, expected):
+    assert measure.alternate_folds(points, folds).tolist() == expected
+
+
+@pytest.mark.parametrize("points, folds, word", [
+    (3, 2, "points must be >= 4"),
+    (5, 3, "points must be >= 6"),
+    (8, 1, "folds must be >= 2"),
+    (4.5, 2, "points must be a whole number"),
+])
+def test_alternate_folds_rejects_bad_input(points, folds, word):
+    with pytest.raises(ValueError, match=word):
+        measure.alternate_folds(points, folds)
+
+
+def test_fit_efficiency_by_hand():
+    # Shards of 1 ms and 3 ms layers take 0.6 ms and 1.6 ms: slope 0.5 = 1 / (K eta_inf) with K = 2,
+    # so eta_inf = 1, and the fixed cost is 0.6 - 0.5 * 1 = 0.1 ms.
+    fit = measure.fit_efficiency([1 * ms, 3 * ms], [0.6 * ms, 1.6 * ms], devices=2)
+    assert fit.overhead == pytest.approx(0.1 * ms, rel=1e-9)
+    assert fit.asymptote == pytest.approx(1.0, rel=1e-9)
+    # eta at C = 1 ms: 1 / (2 * 0.6) = 5/6; at C = 9 ms: 9 / (2 * 4.6) = 45/46.
+    assert fit.efficiency([1 * ms, 9 * ms]) == pytest.approx([5 / 6, 45 / 46], rel=1e-9)
+    assert fit.shard_time(9 * ms) == pytest.approx(4.6 * ms, rel=1e-9)
+
+
+@settings(max_examples=60, deadline=None)
+@given(overhead=st.floats(0.0, 1e-3), eta_inf=st.floats(0.3, 1.5), devices=st.integers(2, 8))
+def test_fit_efficiency_recovers_known_parameters(overhead, eta_inf, devices):
+    whole = np.array([0.1, 0.4, 1.6, 6.4, 25.6]) * ms
+    fit = measure.fit_efficiency(whole, overhead + whole / (devices * eta_inf), devices)
+    assert fit.asymptote == pytest.approx(eta_inf, rel=1e-6)
+    assert fit.overhead == pytest.approx(overhead, rel=1e-5, abs=1e-12)
+
+
+def test_fit_efficiency_clamps_a_negative_overhead_to_zero():
+    # Shards that take *less* than a straight line through the origin would say: no negative cost.
+    fit = measure.fit_efficiency([1 * ms, 2 * ms], [0.4 * ms, 0.9 * ms], devices=2)
+    assert fit.overhead == 0.0 and fit.asymptote > 0
+
+
+@pytest.mark.parametrize("whole, shard, devices, word", [
+    ([1 * ms], [0.5 * ms], 2, "at least two different times"),
+    ([1 * ms, 2 * ms], [0.5 * ms], 2, "same length"),
+    ([1 * ms, 2 * ms], [0.9 * ms, 0.5 * ms], 2, "must grow"),
+    ([1 * ms, -2 * ms], [0.5 * ms, 1 * ms], 2, "whole_s must be > 0"),
+    ([1 * ms, 2 * ms], [0.5 * ms, 1 * ms], 0, "devices must be >= 1"),
+])
+def test_fit_efficiency_rejects_bad_input(whole, shard, devices, word):
+    with pytest.raises(ValueError, match=word):
+        measure.fit_efficiency(whole, shard, devices)
+
+
+def test_held_out_split_by_hand():
+    # Four sizes, folds 0 1 0 1. Fold 0 (points 0, 2) is predicted from points 1 and 3, and back.
+    link = measure.LinkFit(latency=0.5 * ms, bus_bandwidth=1e30, devices=2)  # H = 0.5 ms
+    one = np.array([1.0, 2.0, 4.0, 8.0]) * ms
+    shard = np.array([0.5, 1.2, 2.1, 4.0]) * ms
+    result = measure.held_out_split(link, 0.0, one, one, shard, measure.alternate_folds(4))
+    # Fold 0's model from (2, 1.2) and (8, 4.0): slope 2.8/6, overhead 1.2 - 2 * 2.8/6 = 0.2667 ms.
+    slope0, overhead0 = 2.8 / 6, 1.2 - 2 * 2.8 / 6
+    # Fold 1's model from (1, 0.5) and (4, 2.1): slope 1.6/3, overhead 0.5 - 1.6/3 < 0, clamped to 0,
+    # then the slope through the origin, weighted by 1 / t^2: (sum x / y) / (sum x^2 / y^2).
+    x, y = np.array([1.0, 4.0]), np.array([0.5, 2.1])
+    slope1 = np.sum(x / y) / np.sum(x**2 / y**2)
+    by_hand = np.array([overhead0 + slope0 * 1, slope1 * 2, overhead0 + slope0 * 4, slope1 * 8]) * ms + 0.5 * ms
+    assert result.split_s == pytest.approx(by_hand, rel=1e-9)
+    assert result.fits[0].overhead == pytest.approx(overhead0 * ms, rel=1e-9)
+    assert result.fits[1].overhead == 0.0
+
+
+def test_held_out_split_never_uses_a_points_own_shard_time():
+    link = measure.LinkFit(latency=0.2 * ms, bus_bandwidth=2 * GB / s, devices=2)
+    one = np.array([0.5, 1, 2, 4, 8, 16]) * ms
+    shard = 0.05 * ms + one / 1.8
+    folds = measure.alternate_folds(6)
+    base = measure.held_out_split(link, 128 * KB, one, one, shard, folds).split_s
+    changed = shard.copy()
+    changed[2] *= 3  # a wild shard timing at point 2 (fold 0)
+    moved = measure.held_out_split(link, 128 * KB, one, one, changed, folds).split_s
+    assert np.array_equal(moved[folds == 0], base[folds == 0])  # fold 0 is predicted from fold 1 only
+    assert not np.allclose(moved[folds == 1], base[folds == 1])  # while fold 1's model saw it
+
+
+def test_held_out_link_latency_is_interpolated_from_the_other_fold():
+    # B = 1 GB/s and n = 100 KB, so V / B = 0.1 ms (K = 2: V = n). Sizes 100, 200, 400, 800, 1600.
+    # Fold 0 = 100, 400, 1600; fold 1 = 200, 800. Size 400 lies halfway (in log size) between 200 and 800,
+    # whose all-reduces took 1.1 and 1.5 ms: 1.3 ms, latency 1.2 ms. Sizes 100 and 1600 lie beyond fold 1's
+    # ends and take 200's and 800's values. Size 200 lies halfway between 100 and 400: (0.5 + 9.0) / 2.
+    link = measure.LinkFit(latency=0.2 * ms, bus_bandwidth=1 * GB / s, devices=2)
+    hidden = [100, 200, 400, 800, 1600]
+    one = np.array([1.0, 2.0, 4.0, 8.0, 16.0]) * ms
+    timed = np.array([0.5, 1.1, 9.0, 1.5, 0.7]) * ms  # size 400's own all-reduce is wild: it must not matter
+    result = measure.held_out_split(link, 100 * KB, one, one, one / 2, measure.alternate_folds(5), timed, hidden)
+    by_hand = np.array([1.1 - 0.1, (0.5 + 9.0) / 2 - 0.1, 1.3 - 0.1, (9.0 + 0.7) / 2 - 0.1, 1.5 - 0.1]) * ms
+    assert result.latency == pytest.approx(by_hand, rel=1e-9)
+    assert result.split_s[2] == pytest.approx(2.0 * ms + 1.3 * ms, rel=1e-9)  # C / (K eta) + l + V / B
+
+
+def test_held_out_link_latency_never_goes_below_zero_and_needs_the_sizes():
+    link = measure.LinkFit(latency=0.2 * ms, bus_bandwidth=1 * GB / s, devices=2)
+    one = np.array([1.0, 2.0, 4.0, 8.0]) * ms
+    fast = np.full(4, 0.05 * ms)  # faster than V / B = 0.1 ms alone
+    result = measure.held_out_split(link, 100 * KB, one, one, one / 2, measure.alternate_folds(4), fast,
+                                    [64, 128, 256, 512])
+    assert result.latency.tolist() == [0.0] * 4
+    with pytest.raises(ValueError, match="hidden must be given with allreduce_s"):
+        measure.held_out_split(link, 100 * KB, one, one, one / 2, measure.alternate_folds(4), fast)
+
+
+def test_held_out_split_refuses_an_empty_fold():
+    link = measure.LinkFit(latency=0.0, bus_bandwidth=1.0, devices=2)
+    with pytest.raises(ValueError, match="none empty"):
+        measure.held_out_split(link, 0.0, [1.0, 2, 3, 4], [1.0, 2, 3, 4], [0.5, 1, 1.5, 2], [0, 2, 0, 2])
+
+
+def test_held_out_split_rejects_mismatched_lengths():
+    link = measure.LinkFit(latency=0.0, bus_bandwidth=1.0, devices=2)
+    with pytest.raises(ValueError, match="same length, got 4, 4, 4, 3"):
+        measure.held_out_split(link, 0.0, [1.0] * 4, [1.0, 2, 3, 4], [1.0, 2, 3, 4], [0, 1, 0])
+
+
+def test_every_plan_can_be_cut_into_two_folds():
+    from lib.measure import protocol
+
+    for plan in protocol.PLANS.values():
+        sizes = np.array(plan.hidden)
+        assert sizes.size >= 4 and (np.diff(sizes) > 0).all(), plan.name
+        assert len(measure.alternate_folds(sizes.size)) == sizes.size
+
+
+# --- machine load ----------------------------------------------------------------------
+
+def test_load_between_by_hand_and_without_psutil():
+    from lib.measure.load import load_between
+
+    first = {"wall_s": 10.0, "machine_busy_s": 100.0, "loadavg": [1.0, 1.0, 1.0]}
+    last = {"wall_s": 14.0, "machine_busy_s": 106.0, "loadavg": [2.0, 1.0, 1.0]}
+    load = load_between(first, last, ranks_cpu_s=4.0, cores=4)  # 6 busy s over 4 s; ranks 4 s
+    assert (load["machine_busy_cores"], load["ranks_busy_cores"], load["other_busy_cores"]) == (1.5, 1.0, 0.5)
+    assert load["cpu_percent"] == 37.5 and load["loadavg_end"] == [2.0, 1.0, 1.0]
+    blind = load_between({"wall_s": 0.0, "machine_busy_s": None}, {"wall_s": 2.0, "machine_busy_s": None}, 1.0, 2)
+    assert blind["other_busy_cores"] is None and blind["ranks_busy_cores"] == 0.5
 
 
 # --- launcher: bad input --------------------------------------------------------

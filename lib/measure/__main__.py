@@ -1,6 +1,6 @@
 """Command line: ``python -m lib.measure --devices 2 --backend auto --json PATH [--quick]``.
 
-Introduced in chapter 9 (measure it). Started from a shell, it launches the
+Introduced in chapter 10 (measure it). Started from a shell, it launches the
 ranks itself; started by ``torchrun`` (which sets ``RANK`` and
 ``WORLD_SIZE``), every process runs the protocol directly, so the same
 command spans several GPUs or machines::
@@ -35,7 +35,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="auto: NCCL when there are at least K CUDA devices, else gloo on 127.0.0.1")
     parser.add_argument("--json", type=Path, required=True, help="where to write the result")
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--quick", action="store_true", help="a short sweep (under two minutes on two cores)")
+    size.add_argument("--quick", action="store_true",
+                      help="a short sweep (under two minutes on two cores, several sizes with T2 >= 5 ms)")
     size.add_argument("--plan", choices=["full", "quick", "tiny"], help="the sweep to run (default: full)")
     parser.add_argument("--threads", type=int, default=1, help="compute threads per rank (default 1)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds before every rank is ended")

@@ -1,6 +1,6 @@
-"""Fitting a link model ``t(n) = l + V(n) / B`` to measured collective timings.
+"""Fitting straight lines to timings: the link ``t(n) = l + V(n) / B`` and the shard ``s + C / (K eta_inf)``.
 
-Introduced in chapter 9 (measure it). ``n`` is the message size in bytes as
+Introduced in chapter 10 (measure it). ``n`` is the message size in bytes as
 nccl-tests counts it, ``V(n)`` the bytes each device sends for that
 collective (``2 (K - 1) / K * n`` for an all-reduce, from
 :func:`lib.collectives.bytes_sent`), ``l`` the per-collective latency and
@@ -14,6 +14,9 @@ that microsecond and second timings count alike:
 >>> link = fit_link(sizes, times, devices=2)
 >>> round(link.latency / us, 3), round(link.bus_bandwidth / (GB / s), 3)
 (50.0, 10.0)
+
+:func:`fit_efficiency` fits the same kind of line to a shard's time against
+the whole layer's: a fixed cost per shard plus a share of the work.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import numpy as np
 
 from lib import _checks, collectives
 
-__all__ = ["LinkFit", "fit_link", "PUBLISHED_NCCL"]
+__all__ = ["LinkFit", "fit_link", "EfficiencyFit", "fit_efficiency", "PUBLISHED_NCCL"]
 
 Number = Any  # a float or a numpy array of floats
 
@@ -119,18 +122,128 @@ def fit_link(message_bytes: Number, seconds: Number, devices: int, kind: str = "
     if np.unique(sizes).size < 2:
         raise ValueError(f"message_bytes must hold at least two different sizes, got {np.unique(sizes).tolist()}")
     volume = np.asarray(collectives.bytes_sent(kind, sizes, devices), dtype=float)
-    weight = 1.0 / times
-    design = np.column_stack([weight, volume * weight])
-    (latency, per_byte), *_ = np.linalg.lstsq(design, np.ones_like(times), rcond=None)
-    if latency < 0:
-        latency = 0.0
-        per_byte = float(np.sum(volume * weight**2 * times) / np.sum((volume * weight) ** 2))
+    latency, per_byte = _relative_line(volume, times)
     if not per_byte > 0:
         raise ValueError("seconds must grow with message_bytes to fit a bandwidth; "
                          f"got slope {per_byte!r} s/byte")
-    fitted = latency + volume * per_byte
-    return LinkFit(latency=float(latency), bus_bandwidth=float(1.0 / per_byte), devices=int(devices),
-                   kind=str(kind), residuals=tuple(float(r) for r in (fitted - times) / times))
+    return LinkFit(latency=latency, bus_bandwidth=float(1.0 / per_byte), devices=int(devices),
+                   kind=str(kind), residuals=_residuals(latency + volume * per_byte, times))
+
+
+def _relative_line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Intercept ``a >= 0`` and slope ``b`` of ``y = a + b x``, least squares on relative errors.
+
+    Each point is weighted by ``1 / y``; a negative intercept is clamped to
+    zero and the slope refitted through the origin.
+
+    >>> [round(v, 9) for v in _relative_line(np.array([1.0, 3.0]), np.array([3.0, 7.0]))]
+    [1.0, 2.0]
+    """
+    weight = 1.0 / y
+    (intercept, slope), *_ = np.linalg.lstsq(np.column_stack([weight, x * weight]), np.ones_like(y), rcond=None)
+    if intercept < 0:
+        intercept = 0.0
+        slope = np.sum(x * weight**2 * y) / np.sum((x * weight) ** 2)
+    return float(intercept), float(slope)
+
+
+def _residuals(fitted: np.ndarray, measured: np.ndarray) -> tuple[float, ...]:
+    return tuple(float(r) for r in (fitted - measured) / measured)
+
+
+@dataclass(frozen=True)
+class EfficiencyFit:
+    """A shard's time as a fixed cost plus a share of the work: ``T_shard = s + C / (K eta_inf)``.
+
+    ``overhead`` is ``s`` (seconds a shard pays whatever its size: launching
+    its operations, the ranks' skew after the barrier), ``asymptote`` is
+    ``eta_inf``, the efficiency that large layers approach, and ``devices``
+    is ``K``. The efficiency at a one-rank time ``C`` follows as
+    ``eta(C) = C / (K T_shard(C))``: low for small layers, where ``s``
+    weighs, and close to ``eta_inf`` for large ones. ``residuals`` holds
+    ``(fitted - measured) / measured`` for every shard time the fit used.
+
+    >>> from lib.units import ms
+    >>> fit = EfficiencyFit(overhead=0.1 * ms, asymptote=1.0, devices=2)
+    >>> round(fit.shard_time(1 * ms) / ms, 6), round(float(fit.efficiency(1 * ms)), 6)
+    (0.6, 0.833333)
+    """
+
+    overhead: float
+    asymptote: float
+    devices: int
+    residuals: tuple[float, ...] = ()
+
+    def shard_time(self, one_s: Number) -> float | np.ndarray:
+        """``s + C / (K eta_inf)``: seconds of one ``1/K`` shard of a layer that takes ``one_s`` whole."""
+        work = _checks.positive("one_s", one_s)
+        return _checks.result(self.overhead + work / (self.devices * self.asymptote))
+
+    def efficiency(self, one_s: Number) -> float | np.ndarray:
+        """``eta(C) = C / (K T_shard(C))`` for a layer that takes ``one_s`` on one rank.
+
+        >>> EfficiencyFit(overhead=0.0, asymptote=0.9, devices=2).efficiency([1.0, 2.0])
+        array([0.9, 0.9])
+        """
+        work = _checks.positive("one_s", one_s)
+        return _checks.result(work / (self.devices * self.shard_time(work)))
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fit as plain JSON-ready values."""
+        return {"overhead_s": self.overhead, "asymptote": self.asymptote, "devices": self.devices,
+                "residuals": list(self.residuals)}
+
+
+def fit_efficiency(whole_s: Number, shard_s: Number, devices: int) -> EfficiencyFit:
+    """Fit ``T_shard = s + T_whole / (K eta_inf)`` to shard and whole timings at several sizes.
+
+    Parameters
+    ----------
+    whole_s : array of float
+        The whole layer's time on one rank at each size, in seconds.
+    shard_s : array of float
+        The time of a ``1/K`` shard at the same sizes (all ranks at once, no
+        communication), in seconds.
+    devices : int
+        ``K`` (at least 1).
+
+    Returns
+    -------
+    EfficiencyFit
+        ``overhead`` ``s`` (seconds, never negative) and ``asymptote``
+        ``eta_inf``; the fit minimises relative errors, like :func:`fit_link`.
+
+    Raises
+    ------
+    ValueError
+        On mismatched lengths, fewer than two different whole times, bad
+        values, or shard times that do not grow with the whole.
+
+    Two points fix the line: a shard of a 1 ms layer takes 0.6 ms and of a
+    3 ms layer 1.6 ms, so each extra millisecond of work adds 0.5 ms
+    (``eta_inf = 1`` for ``K = 2``) on top of 0.1 ms:
+
+    >>> from lib.units import ms
+    >>> fit = fit_efficiency([1 * ms, 3 * ms], [0.6 * ms, 1.6 * ms], devices=2)
+    >>> round(fit.overhead / ms, 9), round(fit.asymptote, 9)
+    (0.1, 1.0)
+    >>> fit_efficiency([1 * ms, 1 * ms], [0.6 * ms, 0.7 * ms], devices=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: whole_s must hold at least two different times, got [0.001]
+    """
+    whole = _checks.positive("whole_s", whole_s).ravel()
+    shard = _checks.positive("shard_s", shard_s).ravel()
+    k = int(_checks.scalar_count("devices", devices, minimum=1))
+    if whole.shape != shard.shape:
+        raise ValueError(f"whole_s and shard_s must have the same length, got {whole.size} and {shard.size}")
+    if np.unique(whole).size < 2:
+        raise ValueError(f"whole_s must hold at least two different times, got {np.unique(whole).tolist()}")
+    overhead, per_second = _relative_line(whole, shard)
+    if not per_second > 0:
+        raise ValueError(f"shard_s must grow with whole_s to fit an efficiency; got slope {per_second!r}")
+    return EfficiencyFit(overhead=overhead, asymptote=float(1.0 / (k * per_second)), devices=k,
+                         residuals=_residuals(overhead + whole * per_second, shard))
 
 
 #: A small published table of NCCL all-reduce timings, for fitting by hand:

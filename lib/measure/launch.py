@@ -1,6 +1,6 @@
 """Starting K ranks, watching them, and ending them all when one fails.
 
-Introduced in chapter 9 (measure it). :func:`launch` starts ``devices``
+Introduced in chapter 10 (measure it). :func:`launch` starts ``devices``
 worker processes itself (``python -m lib.measure.worker``) with the same
 environment variables ``torchrun`` sets (``RANK``, ``WORLD_SIZE``,
 ``LOCAL_RANK``, ``MASTER_ADDR``, ``MASTER_PORT``), so the worker code runs
@@ -311,7 +311,7 @@ def _pin_to_cores(local_rank: int, threads: int) -> None:
     may still run anywhere. Pinning them too puts each rank's polling and
     its socket thread on one core, which costs milliseconds per small
     all-reduce; pinning nothing lets a rank that waits in the all-reduce take
-    the core a slower rank still computes on (chapter 9 shows both). Where
+    the core a slower rank still computes on (chapter 10 shows both). Where
     the machine has too few cores, or no affinity call, nothing changes.
     """
     if not hasattr(os, "sched_setaffinity"):

@@ -1,6 +1,6 @@
 """The two-layer MLP of the experiment, whole and split over K ranks (torch).
 
-Introduced in chapter 9 (measure it). It is the toy network of chapter 1 at a
+Introduced in chapter 10 (measure it). It is the toy network of chapter 1 at a
 real size: ``y = ReLU(x A) B`` with ``x`` of shape ``batch x width``, ``A`` of
 shape ``width x hidden`` and ``B`` of shape ``hidden x width``. Rank ``k`` of
 ``K`` keeps columns ``k`` of ``A`` and the matching rows of ``B``; its

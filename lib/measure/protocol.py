@@ -1,6 +1,6 @@
 """The measurement protocol every rank runs: calibrate the link, then sweep the MLP.
 
-Introduced in chapter 9 (measure it). Fixed shapes, dtype and thread count;
+Introduced in chapter 10 (measure it). Fixed shapes, dtype and thread count;
 warm-up repetitions apart from timed ones; a barrier before each timed
 repetition; device work waited for before the clock stops; and per
 repetition the time of the *slowest* rank (an all-reduce with ``MAX`` of the
@@ -8,15 +8,25 @@ per-rank times), because the split finishes only when its last rank does.
 
 Steps, in order:
 
-1. link calibration: all-reduce of every size in ``plan.link_sizes``, plus
-   many repetitions at the MLP's own message size (its latency distribution);
-2. for each hidden size, in interleaved rounds (one repetition of each step
-   per round, so all steps meet the same background load): the efficiency
-   calibration (whole layer on rank 0 alone; a 1/K shard on all ranks at
-   once, no communication), an all-reduce of the layer's message size, and
-   the experiment (``T1``: whole layer on rank 0 alone; ``T2``: shard plus
-   the all-reduce on all ranks); then the split output is checked against
-   the whole.
+1. many repetitions of an all-reduce at the MLP's own message size (its
+   latency distribution);
+2. ``plan.passes`` passes through the sweep, upwards, then downwards, and so
+   on; each pass times its share of the repetitions of every step below, so
+   that every size samples the background load of the whole run:
+
+   a. link calibration: all-reduces of every size in ``plan.link_sizes``;
+   b. for each hidden size, in interleaved rounds (one repetition of each
+      step per round, so all steps meet the same background load): the
+      efficiency calibration (whole layer on rank 0 alone; a 1/K shard on all
+      ranks at once, no communication), an all-reduce of the layer's message
+      size, and the experiment (``T1``: whole layer on rank 0 alone; ``T2``:
+      shard plus the all-reduce on all ranks); in the first pass the split
+      output is also checked against the whole.
+
+Every repetition is kept (rounded to the nanosecond) so that the analysis can
+bootstrap its medians, and around every hidden size the machine's load is read
+(:mod:`lib.measure.load`): how many cores the ranks kept busy, and how many
+other programs did.
 
 Only :data:`PLANS` and :class:`Plan` are pure; :func:`measure` needs an
 initialised ``torch.distributed`` process group.
@@ -36,6 +46,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from lib.measure.load import combine_loads, load_between, snapshot
 from lib.measure.model import efficiency
 from lib.measure.stats import summarize
 from lib.units import KB, MB, ms
@@ -45,7 +56,12 @@ __all__ = ["Plan", "PLANS", "measure", "machine_description"]
 
 @dataclass(frozen=True)
 class Plan:
-    """Shapes, sizes and repetition rules of one run (all sizes in bytes or elements)."""
+    """Shapes, sizes and repetition rules of one run (all sizes in bytes or elements).
+
+    ``budget_s`` and ``point_budget_s`` are the seconds aimed at per link
+    size and per hidden size, ``min_reps`` and ``max_reps`` bound the rounds;
+    all four are totals over the ``passes`` passes through the sweep.
+    """
 
     name: str
     hidden: tuple[int, ...]
@@ -59,6 +75,7 @@ class Plan:
     point_budget_s: float = 2.0
     matched_reps: int = 200
     seed: int = 0
+    passes: int = 1
 
     def as_dict(self) -> dict[str, Any]:
         """The plan as JSON-ready values.
@@ -80,19 +97,22 @@ def _sweep(low: int, high: int) -> tuple[int, ...]:
     return tuple(sizes)
 
 
-#: ``full`` is the committed run of chapter 9; ``quick`` the CLI's ``--quick``
-#: (under two minutes on two cores); ``tiny`` the chapter's live run, whose
-#: link sizes reach well past the latency floor (about 0.6 MB on two CPU
-#: ranks) so that noise cannot hide the bandwidth term from the fit.
+#: ``full`` is the committed run of chapter 10; ``quick`` the CLI's ``--quick``
+#: (under two minutes on two cores, with several sizes whose ``T2`` is 5 ms
+#: or more even on a CPU twice as fast); ``tiny`` the chapter's live run,
+#: whose link sizes reach well past the latency floor (about 0.6 MB on two
+#: CPU ranks) so that noise cannot hide the bandwidth term from the fit.
+#: Every plan has at least four hidden sizes, two per fold of the held-out
+#: prediction.
 PLANS = {
-    "full": Plan(name="full", hidden=_sweep(64, 16384),
-                 link_sizes=tuple(int(4**i * KB) for i in range(9)), budget_s=0.8, min_reps=30,
-                 max_reps=400, matched_reps=400, point_budget_s=4.0),
-    "quick": Plan(name="quick", hidden=(64, 256, 1024, 4096, 16384),
+    "full": Plan(name="full", hidden=_sweep(64, 65536),
+                 link_sizes=tuple(int(4**i * KB) for i in range(9)), budget_s=0.8, min_reps=32,
+                 max_reps=400, matched_reps=400, point_budget_s=4.0, passes=4),
+    "quick": Plan(name="quick", hidden=(64, 256, 1024, 2048, 4096, 8192, 16384, 32768),
                   link_sizes=tuple(int(4**i * KB) for i in range(7)), budget_s=0.3, min_reps=15,
-                  max_reps=200, matched_reps=200, point_budget_s=2.0),
-    "tiny": Plan(name="tiny", hidden=(128, 1024, 8192), link_sizes=(int(4 * KB), int(1 * MB), int(8 * MB)),
-                 budget_s=0.08, warmup=2, min_reps=5, max_reps=40, matched_reps=40, point_budget_s=0.6),
+                  max_reps=210, matched_reps=200, point_budget_s=2.0, passes=3),
+    "tiny": Plan(name="tiny", hidden=(128, 512, 2048, 8192), link_sizes=(int(4 * KB), int(1 * MB), int(8 * MB)),
+                 budget_s=0.08, warmup=2, min_reps=5, max_reps=40, matched_reps=40, point_budget_s=0.5),
 }
 
 
@@ -157,7 +177,10 @@ class _Timer:
         return start, time.perf_counter()
 
     def _reps(self, probe: float, budget_s: float) -> int:
-        return int(np.clip(budget_s / max(probe, 1e-7), self.plan.min_reps, self.plan.max_reps))
+        """Rounds for one pass: the pass's share of the budget, within its share of the bounds."""
+        share = self.plan.passes
+        return int(np.clip(budget_s / share / max(probe, 1e-7), -(-self.plan.min_reps // share),
+                           -(-self.plan.max_reps // share)))
 
     def together(self, fn: Callable[[], Any], reps: int | None = None) -> np.ndarray:
         """Every rank runs ``fn``; seconds per repetition, slowest rank included."""
@@ -208,6 +231,27 @@ def _seconds(summary: dict[str, float]) -> dict[str, float]:
     return {key if key == "n" else f"{key}_s": value for key, value in summary.items()}
 
 
+def _kept(seconds: np.ndarray) -> list[float]:
+    """Repetitions as JSON-ready seconds, rounded to the nanosecond."""
+    return [round(float(value), 9) for value in seconds]
+
+
+def _load(ctx: Any, first: dict[str, Any]) -> dict[str, Any] | None:
+    """The machine's load since ``first`` (a :func:`snapshot` on every rank); rank 0 gets it."""
+    import torch
+    import torch.distributed as dist
+
+    last = snapshot()
+    mine = torch.tensor([last["process_cpu_s"] - first["process_cpu_s"]], dtype=torch.float64, device=ctx.device)
+    dist.all_reduce(mine)
+    return load_between(first, last, float(mine.item()), os.cpu_count() or 1) if ctx.rank == 0 else None
+
+
+def _others(load: dict[str, Any] | None) -> str:
+    busy = None if load is None else load["other_busy_cores"]
+    return "" if busy is None else f", other programs {busy:.2f} cores"
+
+
 def _ms(summary: dict[str, float]) -> str:
     return f"{summary['median'] / ms:.3f} ms (IQR {summary['q1'] / ms:.3f}-{summary['q3'] / ms:.3f})"
 
@@ -217,61 +261,99 @@ def measure(ctx: Any, plan: Plan) -> dict[str, Any] | None:
 
     The returned dict holds the plan, the link timings per size, the matched
     all-reduce's distribution, and per hidden size the summaries of the whole
-    and shard calibrations, ``T1``, ``T2`` and the split's max abs error.
+    and shard calibrations, ``T1``, ``T2``, every repetition, the load and
+    the split's max abs error. The repetitions of every size and link size
+    are spread over ``plan.passes`` passes through the whole sweep (upwards,
+    then downwards, and so on), so that all sizes sample the background load
+    of the whole run rather than of one stretch of it.
     """
     import torch
     import torch.distributed as dist
 
     from lib.measure import mlp
 
+    start = snapshot()
     timer = _Timer(ctx, plan)
     k = ctx.world
     message = mlp.message_bytes(plan.batch, plan.width)
     ctx.log(f"{k} ranks, backend {ctx.backend}, {torch.get_num_threads()} thread(s) per rank, "
-            f"plan {plan.name}: batch {plan.batch}, width {plan.width}, float32")
-
-    link = []
-    for size in plan.link_sizes:
-        buffer = torch.zeros(max(1, size // 4), dtype=torch.float32, device=ctx.device)
-        summary = summarize(timer.together(lambda: dist.all_reduce(buffer)))
-        link.append({"message_bytes": int(size), **_seconds(summary)})
-        ctx.log(f"link   all-reduce {_size(size):>8}: {_ms(summary)}, {summary['n']} reps")
+            f"plan {plan.name}: batch {plan.batch}, width {plan.width}, float32, {plan.passes} pass(es)")
     buffer = torch.zeros(plan.batch * plan.width, dtype=torch.float32, device=ctx.device)
     matched_times = timer.together(lambda: dist.all_reduce(buffer), reps=plan.matched_reps)
     matched = summarize(matched_times)
     ctx.log(f"link   all-reduce {_size(message):>8} (the MLP's message): {_ms(matched)}, "
             f"p90 {matched['p90'] / ms:.3f} ms, {matched['n']} reps")
 
+    link_times: dict[int, list[np.ndarray]] = {size: [] for size in plan.link_sizes}
+    point_times: dict[int, list[dict[str, np.ndarray]]] = {hidden: [] for hidden in plan.hidden}
+    loads: dict[int, list[dict[str, Any]]] = {hidden: [] for hidden in plan.hidden}
+    errors: dict[int, float] = {}
+    for number in range(plan.passes):
+        began = time.monotonic()
+        for size in plan.link_sizes:
+            link_buffer = torch.zeros(max(1, size // 4), dtype=torch.float32, device=ctx.device)
+            link_times[size].append(timer.together(lambda: dist.all_reduce(link_buffer)))
+        for hidden in plan.hidden if number % 2 == 0 else plan.hidden[::-1]:
+            before = snapshot()
+            times, error = _point(ctx, timer, plan, hidden, buffer, check=number == 0)
+            point_times[hidden].append(times)
+            loads[hidden].append(_load(ctx, before))
+            if error is not None:
+                errors[hidden] = error
+        ctx.log(f"pass {number + 1} of {plan.passes} took {time.monotonic() - began:.1f} s")
+
+    link = []
+    for size, parts in link_times.items():
+        seconds = np.concatenate(parts)
+        summary = summarize(seconds)
+        link.append({"message_bytes": int(size), **_seconds(summary), "samples_s": _kept(seconds)})
+        ctx.log(f"link   all-reduce {_size(size):>8}: {_ms(summary)}, {summary['n']} reps")
     points = []
-    for hidden in plan.hidden:
-        x, a, b = mlp.make_layer(plan.batch, plan.width, hidden, seed=plan.seed, device=ctx.device)
-        a_k, b_k = mlp.shard(a, b, ctx.rank, k)
-
-        def split() -> Any:
-            partial = mlp.shard_forward(x, a_k, b_k)
-            dist.all_reduce(partial)
-            return partial
-
-        times = timer.interleaved([
-            ("whole_calib", "alone", lambda: mlp.whole_forward(x, a, b)),
-            ("shard_calib", "together", lambda: mlp.shard_forward(x, a_k, b_k)),
-            ("allreduce", "together", lambda: dist.all_reduce(buffer)),
-            ("one", "alone", lambda: mlp.whole_forward(x, a, b)),
-            ("split", "together", split),
-        ], plan.point_budget_s)
-        error = float((split() - mlp.whole_forward(x, a, b)).abs().max())
-        worst = torch.tensor([error], dtype=torch.float64, device=ctx.device)
-        dist.all_reduce(worst, op=dist.ReduceOp.MAX)
-        if ctx.rank == 0:
-            point = {"hidden": int(hidden), **{name: summarize(value) for name, value in times.items()},
-                     "max_abs_error": float(worst.item())}
-            points.append(point)
-            ctx.log(f"hidden {hidden:>6}: T1 {_ms(point['one'])}, T2 {_ms(point['split'])}, "
-                    f"eta {efficiency(point['whole_calib']['median'], point['shard_calib']['median'], k):.2f}, "
-                    f"max |split - whole| {point['max_abs_error']:.1e}")
-        del x, a, b, a_k, b_k
+    for hidden, parts in point_times.items():
+        times = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+        load = combine_loads(loads[hidden]) if ctx.rank == 0 else None
+        point = {"hidden": int(hidden), **{name: summarize(value) for name, value in times.items()},
+                 "max_abs_error": errors[hidden], "load": load,
+                 "samples_s": {name: _kept(value) for name, value in times.items()}}
+        points.append(point)
+        ctx.log(f"hidden {hidden:>6}: T1 {_ms(point['one'])}, T2 {_ms(point['split'])}, "
+                f"eta {efficiency(point['whole_calib']['median'], point['shard_calib']['median'], k):.2f}, "
+                f"max |split - whole| {point['max_abs_error']:.1e}{_others(load)}")
+    load = _load(ctx, start)
     if ctx.rank != 0:
         return None
-    return {"plan": plan.as_dict(), "devices": k, "clock": "shared" if timer.shared_clock else "per-rank", "message_bytes": message, "link": link,
-            "matched": {"message_bytes": message, **_seconds(matched), "samples_s": matched_times.tolist()},
+    return {"plan": plan.as_dict(), "devices": k, "clock": "shared" if timer.shared_clock else "per-rank",
+            "message_bytes": message, "link": link, "load": load,
+            "matched": {"message_bytes": message, **_seconds(matched), "samples_s": _kept(matched_times)},
             "points": points}
+
+
+def _point(ctx: Any, timer: _Timer, plan: Plan, hidden: int, buffer: Any,
+           check: bool) -> tuple[dict[str, np.ndarray], float | None]:
+    """One pass over one hidden size: its interleaved rounds, and (if ``check``) the split's max abs error."""
+    import torch
+    import torch.distributed as dist
+
+    from lib.measure import mlp
+
+    x, a, b = mlp.make_layer(plan.batch, plan.width, hidden, seed=plan.seed, device=ctx.device)
+    a_k, b_k = mlp.shard(a, b, ctx.rank, ctx.world)
+
+    def split() -> Any:
+        partial = mlp.shard_forward(x, a_k, b_k)
+        dist.all_reduce(partial)
+        return partial
+
+    times = timer.interleaved([
+        ("whole_calib", "alone", lambda: mlp.whole_forward(x, a, b)),
+        ("shard_calib", "together", lambda: mlp.shard_forward(x, a_k, b_k)),
+        ("allreduce", "together", lambda: dist.all_reduce(buffer)),
+        ("one", "alone", lambda: mlp.whole_forward(x, a, b)),
+        ("split", "together", split),
+    ], plan.point_budget_s)
+    if not check:
+        return times, None
+    worst = torch.tensor([float((split() - mlp.whole_forward(x, a, b)).abs().max())], dtype=torch.float64,
+                         device=ctx.device)
+    dist.all_reduce(worst, op=dist.ReduceOp.MAX)
+    return times, float(worst.item())

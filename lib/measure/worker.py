@@ -1,6 +1,6 @@
 """The body of one rank: ``python -m lib.measure.worker`` (started by :func:`lib.measure.launch.launch`).
 
-Introduced in chapter 9 (measure it). It reads its settings from the JSON
+Introduced in chapter 10 (measure it). It reads its settings from the JSON
 file named by ``LIB_MEASURE_CONFIG``, joins the process group from
 torchrun's environment variables, runs its task and, on rank 0, writes the
 result where the launcher reads it. Tasks:
