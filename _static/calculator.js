@@ -307,8 +307,10 @@
     var status = document.getElementById("calc-copy-status");
     var lastResult = null;
 
-    // A shared link fills the fields.
-    var query = new URLSearchParams(window.location.search);
+    // A shared link fills the fields. The address bar belongs to the calculator only when it is
+    // the page's one tool: the single-page book (the PDF's source) also holds the planner.
+    var ownsAddress = !document.getElementById("pl-form");
+    var query = new URLSearchParams(ownsAddress ? window.location.search : "");
     FIELDS.forEach(function (f) {
       if (query.has(f.name)) { form.elements[f.name].value = query.get(f.name); }
     });
@@ -329,7 +331,9 @@
       var params = new URLSearchParams();
       FIELDS.forEach(function (f) { params.set(f.name, form.elements[f.name].value.trim()); });
       var url = window.location.pathname + "?" + params.toString() + window.location.hash;
-      try { window.history.replaceState(null, "", url); } catch (e) { /* file:// in some browsers */ }
+      if (ownsAddress) {
+        try { window.history.replaceState(null, "", url); } catch (e) { /* file:// in some browsers */ }
+      }
       linkEl.value = fromFile
         ? pageName + "?" + params.toString()
         : window.location.href.split("#")[0].split("?")[0] + "?" + params.toString();

@@ -681,6 +681,9 @@
     var caption = document.getElementById("pl-chart-desc");
     var frontBody = document.getElementById("pl-front-rows");
     var linkEl = document.getElementById("pl-share");
+    // The address bar belongs to the planner only when it is the page's one tool: the
+    // single-page book (the PDF's source) also holds the calculator.
+    var ownsAddress = !document.getElementById("calc-form");
     var copyStatus = document.getElementById("pl-copy-status");
     var table = document.getElementById("pl-table");
     var last = null;
@@ -764,7 +767,9 @@
         params.set(name, values[name]);
       });
       var query = params.toString();
-      try { window.history.replaceState(null, "", window.location.pathname + "?" + query + window.location.hash); } catch (e) { /* file:// */ }
+      if (ownsAddress) {
+        try { window.history.replaceState(null, "", window.location.pathname + "?" + query + window.location.hash); } catch (e) { /* file:// */ }
+      }
       linkEl.value = window.location.href.split("#")[0].split("?")[0] + "?" + query;
     }
 
@@ -945,7 +950,7 @@
       }
     });
 
-    var query = new URLSearchParams(window.location.search);
+    var query = new URLSearchParams(ownsAddress ? window.location.search : "");
     setAll(BASE);
     fillModel();
     fillDevice();

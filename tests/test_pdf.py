@@ -42,6 +42,8 @@ import nbformat
 import pytest
 import yaml
 
+from lib.serving import best, plan
+from lib.transformer import PRESETS
 from tools.browser import missing_chromium
 from tools.pdf import MARGINS_MM, PDF, report_path
 
@@ -238,6 +240,18 @@ def test_every_page_of_the_contents_in_order(entries: list[dict], outline: list,
         assert page >= last_page, f"{entry['title']!r} on page {page}, before page {last_page}"
         assert entry["title"] in pages_text[page - 1], f"{entry['title']!r} is not on page {page}"
         last_page = page
+
+
+def test_planner_prints_its_own_starting_scenario(entries: list[dict], outline: list,
+                                                  pages_text: list[str]) -> None:
+    """The PDF's single page also holds the calculator: the planner must not take its address."""
+    titles = [entry["title"] for entry in entries]
+    after = titles[titles.index("Layout planner") + 1]
+    start, end = (next(page for _, page, title in outline if re.fullmatch(r"(\d+\. )?" + re.escape(name), title))
+                  for name in ("Layout planner", after))
+    printed = normalise(" ".join(pages_text[start - 1:end]))
+    want = best(plan(PRESETS["llama-3-70b"], "h100-sxm", 8, 64, 1024, 256)).name
+    assert f"Best layout: {want}" in printed
 
 
 def test_bookmark_per_part_and_chapter(entries: list[dict], outline: list) -> None:

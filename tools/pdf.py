@@ -114,7 +114,11 @@ html body :is(*, .admonition, div.admonition, details, .sd-card, div.highlight, 
 details.hide.above-input { display: none !important; }
 
 /* Buttons and links to copy do nothing on paper. */
-.calc-form button, .calc-status, .calc-link-row { display: none !important; }
+.calc-form button, .calc-status, .calc-link-row,
+.pl-actions, .pl-link-row { display: none !important; }
+/* The planner's table prints whole; its widest cells give up some room so that it fits. */
+.pl-table td.pl-note-cell { min-width: 6rem !important; }
+.pl-mem { min-width: 5rem !important; }
 
 /* Every chapter and page of the table of contents starts a sheet; a part opens with its title. */
 #jb-print-docs-body { break-after: page; }
@@ -139,6 +143,10 @@ pre, div.highlight, .output pre {
 }
 pre { font-size: 0.85em; line-height: 1.35; }
 code, table td, table th { overflow-wrap: break-word; }
+/* "anywhere", not "break-word": only it lets a long name in a cell shrink the table's narrowest width. */
+table :is(td, th) code, table :is(td, th) code .pre {
+  overflow-wrap: anywhere; white-space: normal !important;
+}
 .cell_output, .output, .highlight { overflow: visible !important; }
 
 /* Wide things fit the width of the page. */
