@@ -13,6 +13,10 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 BOOK_BUILD := jupyter-book build . --all -W -n --keep-going
 NBVAL      := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
+# pytest workers: one per core, at most 4 (each runs notebooks and Chromium); JOBS=1 runs in order.
+JOBS       ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
+# A test file runs on one worker: a notebook's cells share a kernel, a module its fixtures.
+PARALLEL   := -n $(JOBS) --dist loadfile
 # Another x86-64 CPU, emulated: numpy without AVX/AVX2/FMA kernels, OpenBLAS's oldest SSE3 kernels.
 OTHER_CPU  := NPY_DISABLE_CPU_FEATURES="AVX2 FMA3 F16C AVX" OPENBLAS_CORETYPE=Prescott
 
@@ -42,11 +46,11 @@ pdf: $(STAMP)
 ## PDF, and the browser and PDF tests against them. Without Chromium (and not in CI) the PDF
 ## is skipped, and its tests with it.
 test: $(STAMP)
-	$(PY) -m pytest -m "not browser and not pdf" lib tools tests notebooks $(NBVAL)
+	$(PY) -m pytest $(PARALLEL) -m "not browser and not pdf" lib tools tests notebooks $(NBVAL)
 	$(MAKE) --no-print-directory nbval-other-cpu
 	$(BOOK_BUILD)
 	$(PY) -m tools.pdf --skip-without-chromium
-	$(PY) -m pytest -m "browser or pdf" tests
+	$(PY) -m pytest $(PARALLEL) -m "browser or pdf" tests
 
 unit: $(STAMP)
 	$(PY) -m pytest -m "not browser and not pdf" lib tools tests
@@ -54,7 +58,7 @@ unit: $(STAMP)
 ## A stored output that only one CPU reproduces fails here, not on a reader's laptop.
 nbval-other-cpu: $(STAMP)
 ifeq ($(shell uname -m),x86_64)
-	$(OTHER_CPU) $(PY) -m pytest -p no:cacheprovider notebooks $(NBVAL)
+	$(OTHER_CPU) $(PY) -m pytest $(PARALLEL) -p no:cacheprovider notebooks $(NBVAL)
 else
 	@echo "nbval-other-cpu: not run; the CPU emulation ($(OTHER_CPU)) needs x86-64, this is $(shell uname -m)"
 endif
