@@ -12,6 +12,20 @@ from hypothesis import strategies as st
 from lib import queueing
 
 
+def most_at_once(starts, ends) -> int:
+    """Most intervals ``[start, end)`` open at one time; one ending at ``t`` closes before one starting at ``t``.
+
+    >>> most_at_once([0, 1, 1], [1, 2, 3])
+    2
+    """
+    events = sorted([(t, 1) for t in starts] + [(t, -1) for t in ends])
+    held = peak = 0
+    for _, step in events:
+        held += step
+        peak = max(peak, held)
+    return peak
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.integers(1, 400), st.floats(0.1, 100.0), st.floats(0.001, 1.0), st.integers(0, 2**31),
        st.floats(0.0, 3.0), st.integers(1, 4), st.floats(0.5, 4.0))
@@ -24,12 +38,7 @@ def test_every_request_is_served_once(count, rate, mean_work, seed, cv, servers,
     # First come, first served: service starts in arrival order.
     assert np.all(np.diff(out.starts) >= 0)
     # Never more than `servers` requests in service at once.
-    events = sorted([(t, 1) for t in out.starts] + [(t, -1) for t in out.finishes], key=lambda e: (e[0], e[1]))
-    busy = peak = 0
-    for _, step in events:
-        busy += step
-        peak = max(peak, busy)
-    assert peak <= servers
+    assert most_at_once(out.starts, out.finishes) <= servers
 
 
 def test_seeded_streams_repeat():
@@ -254,12 +263,7 @@ def test_batching_serves_everyone_within_the_batch_limit(count, rate, seed, toke
     # First come, first served: admitted in arrival order.
     assert np.all(np.diff(out.admitted) >= 0)
     # Never more than max_batch sequences between admission and finish.
-    events = sorted([(t, 1) for t in out.admitted] + [(t, -1) for t in out.finishes], key=lambda e: (e[0], e[1]))
-    held = peak = 0
-    for _, step in events:
-        held += step
-        peak = max(peak, held)
-    assert peak <= max_batch
+    assert most_at_once(out.admitted, out.finishes) <= max_batch
     # Every output token after the first takes at least a one-sequence step.
     assert np.all(out.tpot >= STEPS[0] * (1 - 1e-9))
     # The running area is exactly the time each sequence spends between first token and finish.
