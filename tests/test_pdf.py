@@ -45,7 +45,7 @@ import yaml
 from lib.serving import best, plan
 from lib.transformer import PRESETS
 from tools.browser import missing_chromium
-from tools.pdf import MARGINS_MM, PDF, report_path
+from tools.pdf import MARGINS_MM, PDF, TITLE, report_path
 
 pytestmark = pytest.mark.pdf
 
@@ -227,6 +227,14 @@ def test_page_numbers_in_every_footer(pages_text: list[str]) -> None:
     missing = [number for number, text in enumerate(pages_text, start=1)
                if not re.search(rf"(?<!\d){number} / {total}(?!\d)", text)]
     assert not missing, f"no 'N / {total}' at the foot of pages {missing[:10]}"
+
+
+def test_no_blank_page(pages_text: list[str]) -> None:
+    """A page with nothing but its footer: some element spilled past a chapter's last page."""
+    total = len(pages_text)
+    blank = [number for number, text in enumerate(pages_text, start=1)
+             if not text.replace(normalise(TITLE), "").replace(f"{number} / {total}", "").strip()]
+    assert not blank, f"pages with nothing but the footer: {blank}"
 
 
 def test_every_page_of_the_contents_in_order(entries: list[dict], outline: list, pages_text: list[str]) -> None:

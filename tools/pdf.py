@@ -134,7 +134,11 @@ h1, h2, h3, h4, h5, h6 { break-after: avoid; break-inside: avoid; display: flow-
 section > :is(h1, h2, h3, h4, h5, h6) { white-space: pre-wrap; }
 .admonition-title, p.caption, figcaption { break-after: avoid; }
 em.pdf-math { font-family: "DejaVu Serif", serif; }
-figure, img, table, mjx-container[display="true"] { break-inside: avoid; }
+/* A code cell that fits on a sheet moves there whole, instead of leaving its empty frame behind. */
+figure, img, table, mjx-container[display="true"], div.cell_input { break-inside: avoid; }
+/* A section's last box keeps no margin below it: on a full sheet that margin alone would spill
+   onto a sheet of its own before the next chapter's page break. */
+div.admonition:last-child { margin-bottom: 0 !important; }
 
 /* Code and outputs wrap instead of running off the page. */
 pre, div.highlight, .output pre {
