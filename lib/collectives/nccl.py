@@ -45,7 +45,8 @@ from lib import _checks
 from lib.hardware import HOP_LATENCY, Link, link as lookup_link
 from lib.units import GB, s, us
 
-__all__ = ["ALGORITHMS", "PROTOCOLS", "BASE_LATENCY", "PROTOCOL_SHARE", "Cost", "Choice", "allreduce_cost", "tune_allreduce", "tuning_constants"]
+__all__ = ["ALGORITHMS", "PROTOCOLS", "BASE_LATENCY", "PROTOCOL_SHARE", "Cost", "Choice", "allreduce_cost",
+           "tune_allreduce", "tuning_constants"]
 
 Number = Any
 
@@ -161,15 +162,28 @@ def _hop(link_: Link, algorithm: str, protocol: str) -> float:
     return HOP_LATENCY[link_.kind][algorithm][protocol]
 
 
+def _ring_latency(steps_per_rank: int, protocol: str, k: Number, nodes: int, intra: Link, inter: Link | None) -> Any:
+    """``base + steps x hop`` of a ring over ``k`` ranks: ``steps_per_rank x (K - 1)`` steps, of which
+    ``steps_per_rank x (nodes - 1)`` cross the network. ``k`` may be an array (one node)."""
+    inter_steps = steps_per_rank * (nodes - 1)
+    overhead = 0.0 if nodes == 1 else _NET_OVERHEAD * (3 if protocol == "Simple" else 1)
+    intra_hop = max(_hop(intra, "ring", protocol), overhead)
+    inter_hop = _hop(inter, "ring", protocol) if nodes > 1 else 0.0
+    return (BASE_LATENCY["ring"][protocol] + (steps_per_rank * (k - 1) - inter_steps) * intra_hop
+            + inter_steps * inter_hop)
+
+
+def _ring_bus(protocol: str, intra: Link, inter: Link | None, nodes: int, nics: int) -> float:
+    """Bus bandwidth of a ring with ``protocol``: its share of the link, LL under NCCL's cap."""
+    bus = _bus_bandwidth(intra, inter, nodes, nics) * _RING_SHARE[protocol]
+    return min(bus, _ll_cap(intra, nodes)) if protocol == "LL" else bus
+
+
 def _allreduce_latency(algorithm: str, protocol: str, k: int, nodes: int, intra: Link, inter: Link | None) -> float:
+    if algorithm == "ring":
+        return _ring_latency(2, protocol, k, nodes, intra, inter)
     base = BASE_LATENCY[algorithm][protocol]
     per_node = k // nodes
-    if algorithm == "ring":
-        steps, inter_steps = 2 * (k - 1), 2 * (nodes - 1)
-        overhead = 0.0 if nodes == 1 else _NET_OVERHEAD * (3 if protocol == "Simple" else 1)
-        intra_hop = max(_hop(intra, "ring", protocol), overhead)
-        inter_hop = _hop(inter, "ring", protocol) if nodes > 1 else 0.0
-        return base + (steps - inter_steps) * intra_hop + inter_steps * inter_hop
     levels = int(math.floor(math.log2(nodes)))
     inter_hop = _hop(inter, algorithm if per_node > 1 else "tree", protocol) if nodes > 1 else 0.0
     if algorithm == "tree":
@@ -181,9 +195,9 @@ def _allreduce_latency(algorithm: str, protocol: str, k: int, nodes: int, intra:
 
 def _allreduce_bandwidth(algorithm: str, protocol: str, k: int, nodes: int, intra: Link, inter: Link | None,
                          nics: int) -> float:
-    """Algorithm bandwidth (bytes of message per second), 0 where the pair cannot run."""
+    """Algorithm bandwidth (bytes of message per second), 0 where the pair cannot run; ``k > 1``."""
     if algorithm in ("nvls", "nvls_tree"):
-        if protocol != "Simple" or intra.in_network_efficiency == 0 or k == 1:
+        if protocol != "Simple" or intra.in_network_efficiency == 0:
             return 0.0
         if (algorithm == "nvls") != (nodes == 1):   # NVLS inside one node; NVLS-tree across nodes
             return 0.0
@@ -192,12 +206,9 @@ def _allreduce_bandwidth(algorithm: str, protocol: str, k: int, nodes: int, intr
         if nodes > 1:
             bus = min(bus, (2 if nodes <= 2 else 1) * nics * inter.nccl_bandwidth)
         return bus * k / (2 * (k - 1))
-    bus = _bus_bandwidth(intra, inter, nodes, nics)
     if algorithm == "ring":
-        bus = bus * _RING_SHARE[protocol]
-        if protocol == "LL":
-            bus = min(bus, _ll_cap(intra, nodes))
-        return bus * k / (2 * (k - 1)) if k > 1 else math.inf
+        return _ring_bus(protocol, intra, inter, nodes, nics) * k / (2 * (k - 1))
+    bus = _bus_bandwidth(intra, inter, nodes, nics)
     share = _TREE_LL128_MULTINODE if (protocol == "LL128" and nodes > 1) else _TREE_SHARE[protocol]
     bus = bus * share
     if protocol == "LL":

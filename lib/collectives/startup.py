@@ -13,15 +13,15 @@ and a two-level all-reduce across servers.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from lib import _checks
-from lib.collectives.bytes import fraction_sent, kind_name
-from lib.collectives.nccl import (BASE_LATENCY, PROTOCOLS, _NET_OVERHEAD, _RING_SHARE, Cost, _bus_bandwidth, _hop,
-                                  _ll_cap, _topology, tune_allreduce)
+from lib.collectives.bytes import bytes_sent, fraction_sent, kind_name
+from lib.collectives.nccl import PROTOCOLS, Cost, _ring_bus, _ring_latency, _topology, tune_allreduce
 from lib.hardware import Link, link as lookup_link
 
 __all__ = ["collective_cost", "best_collective_time", "send_time", "startup_time", "TwoLevel", "two_level_allreduce"]
@@ -52,18 +52,11 @@ def collective_cost(kind: str, message_bytes: Number, devices: int, link: Link |
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     n = _checks.nonnegative("message_bytes", message_bytes)
     k, nodes_, intra, inter, nics = _topology(devices, nodes, link, inter_link, nics_per_node)
-    steps_per_hop = 2 if name == "allreduce" else 1
-    base = BASE_LATENCY["ring"][protocol]
-    inter_steps = steps_per_hop * (nodes_ - 1)
-    overhead = 0.0 if nodes_ == 1 else _NET_OVERHEAD * (3 if protocol == "Simple" else 1)
-    intra_hop = max(_hop(intra, "ring", protocol), overhead)
-    inter_hop = _hop(inter, "ring", protocol) if nodes_ > 1 else 0.0
-    latency = 0.0 if k == 1 else base + (steps_per_hop * (k - 1) - inter_steps) * intra_hop + inter_steps * inter_hop
-    bus = _bus_bandwidth(intra, inter, nodes_, nics) * _RING_SHARE[protocol]
-    if protocol == "LL":
-        bus = min(bus, _ll_cap(intra, nodes_))
-    sent = np.asarray(fraction_sent(name, np.asarray(float(k)))) * n
-    return Cost("ring", protocol, latency, bus, _checks.result(latency + sent / bus))
+    latency = 0.0 if k == 1 else _ring_latency(2 if name == "allreduce" else 1, protocol, k, nodes_, intra, inter)
+    bus = _ring_bus(protocol, intra, inter, nodes_, nics)
+    share = fraction_sent(name, np.asarray(float(k)))
+    time = latency + share * n / bus
+    return Cost("ring", protocol, latency, bus / share if share else math.inf, _checks.result(time))
 
 
 def best_collective_time(kind: str, message_bytes: Number, devices: int, link: Link | str, nodes: int = 1,
@@ -93,18 +86,14 @@ def send_time(message_bytes: Number, link: Link | str) -> float | np.ndarray:
     """
     n = _checks.nonnegative("message_bytes", message_bytes)
     link_ = lookup_link(link)
-    times = []
-    for p in PROTOCOLS:
-        bandwidth = link_.nccl_bandwidth * _RING_SHARE[p]
-        times.append(BASE_LATENCY["ring"][p] + _hop(link_, "ring", p) + n / bandwidth)
+    times = [_ring_latency(1, p, 2, 1, link_, None) + n / _ring_bus(p, link_, None, 1, 1) for p in PROTOCOLS]
     return _checks.result(np.min(np.stack(times), axis=0))
 
 
-def startup_time(kind: str, devices: Number, link: Link | str, protocol: str = "LL",
-                 algorithm: str = "ring") -> float | np.ndarray:
-    """The book's startup model: ``base + steps x hop`` for one collective over ``devices`` in one node.
+def startup_time(kind: str, devices: Number, link: Link | str, protocol: str = "LL") -> float | np.ndarray:
+    """The book's startup model: ``base + steps x hop`` of a ring collective over ``devices`` in one node.
 
-    For a ring all-reduce ``steps = 2 (K - 1)``; with LL on NVLink that is
+    For an all-reduce ``steps = 2 (K - 1)``; with LL on NVLink that is
     6.6 us + 2 (K - 1) x 0.6 us. Zero for one device. Broadcasts over ``devices``.
 
     >>> from lib.units import us
@@ -113,13 +102,10 @@ def startup_time(kind: str, devices: Number, link: Link | str, protocol: str = "
     """
     k = _checks.count("devices", devices, minimum=1)
     link_ = lookup_link(link)
-    if algorithm not in ("ring", "tree"):
-        raise ValueError(f"algorithm must be 'ring' or 'tree' for a startup time, got {algorithm!r}")
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
-    steps = (2 if kind_name(kind) == "allreduce" else 1) * (k - 1)
-    return _checks.result(np.where(k > 1, BASE_LATENCY[algorithm][protocol] + steps * _hop(link_, algorithm, protocol),
-                                   0.0))
+    steps_per_rank = 2 if kind_name(kind) == "allreduce" else 1
+    return _checks.result(np.where(k > 1, _ring_latency(steps_per_rank, protocol, k, 1, link_, None), 0.0))
 
 
 @dataclass(frozen=True)
@@ -169,6 +155,5 @@ def two_level_allreduce(message_bytes: Number, nodes: int, per_node: int, link: 
     # k slices of n / k cross the network at once; with fewer ports than devices they share them.
     shared = replace(inter, bandwidth=inter.bandwidth * min(nics, k) / k)
     middle = best_collective_time("allreduce", n / k, nodes_, shared)
-    intra_bytes = 2 * fraction_sent("allgather", np.asarray(float(k))) * n
-    inter_bytes = k * fraction_sent("allreduce", np.asarray(float(nodes_))) * n / k
-    return TwoLevel(scatter, middle, gather, _checks.result(intra_bytes), _checks.result(inter_bytes))
+    # Reduce-scatter and all-gather send what one all-reduce sends; the node's ports carry k slices of n / k.
+    return TwoLevel(scatter, middle, gather, bytes_sent("allreduce", n, k), bytes_sent("allreduce", n, nodes_))
