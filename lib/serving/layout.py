@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from lib import _checks
 from lib.hardware import SLOW_LINK, Link, device as lookup_device, link as lookup_link
-from lib.transformer import ModelConfig, valid_tp_degrees
+from lib.transformer import ModelConfig, check_tp_degree
 
 __all__ = ["Layout", "Cluster", "stage_layers", "check_layout", "layouts"]
 
@@ -128,9 +128,7 @@ def check_layout(config: ModelConfig, layout: Layout) -> None:
         if config.experts % layout.tp:
             raise ValueError(f"tp must divide the {config.experts} experts of {config.name} for expert "
                              f"parallelism, got {layout.tp}")
-    if layout.tp not in valid_tp_degrees(config, layout.tp, replicate_kv=True):
-        raise ValueError(f"tp must split the {config.heads} heads, {config.kv_heads} KV heads and MLP width "
-                         f"{config.ffn_hidden} of {config.name} evenly (see valid_tp_degrees), got {layout.tp}")
+    check_tp_degree(config, layout.tp, "tp")
     if layout.pp > config.layers:
         raise ValueError(f"pp must be at most the {config.layers} layers of {config.name}, got {layout.pp}")
 
