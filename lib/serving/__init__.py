@@ -19,13 +19,13 @@ from lib.serving.memory import (MemoryFit, activation_bytes, kv_bytes_per_token_
                                 memory_fit, stage_weight_bytes, weight_bytes_per_device)
 from lib.serving.plan import FrontierPoint, PlanRow, best, frontier, plan
 from lib.serving.step import (ACTIVATION_BYTES, DecodeStep, StageWork, compute_bound_batch, decode_step,
-                              expected_experts_touched, prefill_time, stage_work)
+                              expected_experts_touched, hop_time, prefill_time, stage_work)
 
 __all__ = [
     "Layout", "Cluster", "stage_layers", "check_layout", "layouts",
     "kv_cache_bytes", "kv_bytes_per_token_per_device", "stage_weight_bytes", "weight_bytes_per_device",
     "activation_bytes", "MemoryFit", "memory_fit",
-    "ACTIVATION_BYTES", "expected_experts_touched", "StageWork", "stage_work", "DecodeStep", "decode_step",
+    "ACTIVATION_BYTES", "expected_experts_touched", "StageWork", "stage_work", "hop_time", "DecodeStep", "decode_step",
     "prefill_time", "compute_bound_batch",
     "PlanRow", "plan", "best", "FrontierPoint", "frontier",
 ]

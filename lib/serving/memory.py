@@ -58,9 +58,13 @@ def kv_bytes_per_token_per_device(config: ModelConfig, layout: Layout, bytes_per
     40960.0
     """
     check_layout(config, layout)
-    share = kv_heads_per_device(config, layout.tp) / config.kv_heads
-    layers = max(stage_layers(config.layers, layout.pp)) / config.layers
-    return float(kv_cache_bytes_per_token(config, bytes_per_element)) * share * layers
+    return _kv_bytes_per_layer(config, layout.tp, bytes_per_element) * max(stage_layers(config.layers, layout.pp))
+
+
+def _kv_bytes_per_layer(config: ModelConfig, tp: int, bytes_per_element: Number) -> float:
+    """KV-cache bytes one token adds to one layer on one device of a tensor-parallel group of ``tp``."""
+    share = kv_heads_per_device(config, tp) / config.kv_heads
+    return float(kv_cache_bytes_per_token(config, bytes_per_element)) * share / config.layers
 
 
 def _per_device_layer(config: ModelConfig, layout: Layout, experts: float) -> float:

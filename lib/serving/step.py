@@ -40,11 +40,11 @@ import numpy as np
 from lib import _checks
 from lib.collectives import send_time, tune_allreduce
 from lib.serving.layout import Cluster, Layout, check_layout, stage_layers
-from lib.serving.memory import kv_bytes_per_token_per_device
-from lib.transformer import ModelConfig, kv_heads_per_device, parameter_breakdown
+from lib.serving.memory import _kv_bytes_per_layer, _per_device_layer
+from lib.transformer import ModelConfig, parameter_breakdown
 
-__all__ = ["expected_experts_touched", "StageWork", "stage_work", "DecodeStep", "decode_step", "prefill_time",
-           "compute_bound_batch", "ACTIVATION_BYTES"]
+__all__ = ["expected_experts_touched", "StageWork", "stage_work", "hop_time", "DecodeStep", "decode_step",
+           "prefill_time", "compute_bound_batch", "ACTIVATION_BYTES"]
 
 Number = Any
 
@@ -111,13 +111,8 @@ class StageWork:
 
 def _tp_allreduce(cluster: Cluster, tp: int, message: np.ndarray) -> np.ndarray:
     """Time of one tensor-parallel all-reduce of ``message`` bytes, NCCL's tuner, inside or across nodes."""
-    if tp == 1:
-        return np.zeros_like(message)
-    nodes = max(1, -(-tp // cluster.devices_per_node))
-    if nodes == 1:
-        return np.asarray(tune_allreduce(message, tp, cluster.link).time)
-    nics = cluster.nics_per_node
-    return np.asarray(tune_allreduce(message, tp, cluster.link, nodes, cluster.inter_link, nics).time)
+    nodes = -(-tp // cluster.devices_per_node)
+    return np.asarray(tune_allreduce(message, tp, cluster.link, nodes, cluster.inter_link, cluster.nics_per_node).time)
 
 
 def stage_work(config: ModelConfig, cluster: Cluster, layout: Layout, stage: int, tokens: Number, context: Number,
@@ -146,14 +141,13 @@ def stage_work(config: ModelConfig, cluster: Cluster, layout: Layout, stage: int
     tp, layers = layout.tp, counts[stage]
     last = stage == len(counts) - 1
 
-    kv_weights = parts.attention_kv * kv_heads_per_device(config, tp) / config.kv_heads
-    dense = parts.attention_qo / tp + kv_weights + parts.router + parts.norms
+    dense = _per_device_layer(config, layout, experts=0)
     head = (parts.head or parts.embedding) / tp if last else 0.0
     weights_read = (layers * (dense + _experts_read(config, layout, n) * parts.mlp) + head) * b
 
-    kv_token = kv_bytes_per_token_per_device(config, Layout(tp=tp), kv_b) * layers / config.layers
+    kv_token = _kv_bytes_per_layer(config, tp, kv_b) * layers
     q_width = config.heads * config.head_dim / tp
-    active_linear = dense + config.experts_per_token * parts.mlp / tp
+    active_linear = _per_device_layer(config, layout, experts=config.experts_per_token)
     if prefill:
         kv_traffic = n * kv_token                                  # written once
         attention_flops = 4 * q_width * n * (n + 1) / 2 * layers   # causal: token i sees i tokens
@@ -174,6 +168,23 @@ def stage_work(config: ModelConfig, cluster: Cluster, layout: Layout, stage: int
         compute_time=_checks.result(np.broadcast_to(flops / (eta_flop * device.peak_flops), shape)),
         communication_time=_checks.result(np.broadcast_to(communication, shape)),
     )
+
+
+def hop_time(cluster: Cluster, layout: Layout, hop_bytes: Number) -> float | np.ndarray:
+    """The pipeline hops of one pass through the slowest replica: a send of ``hop_bytes`` per stage boundary.
+
+    A boundary inside a server uses its link, one between servers the
+    network (:func:`lib.collectives.send_time`). Broadcasts over ``hop_bytes``.
+
+    >>> from lib.units import KB, us
+    >>> inside, across = (hop_time(Cluster("h100-sxm", devices_per_node=n), Layout(pp=2), 16 * KB) for n in (8, 1))
+    >>> round(inside / us, 1), round(across / us, 1)
+    (7.3, 10.6)
+    """
+    hop_bytes = _checks.nonnegative("hop_bytes", hop_bytes)
+    per_replica = [sum((np.asarray(send_time(hop_bytes, link)) for link in _hop_links(cluster, layout, r)),
+                       np.zeros_like(hop_bytes)) for r in range(layout.dp)]
+    return _checks.result(np.max(np.stack(per_replica), axis=0))
 
 
 def _hop_links(cluster: Cluster, layout: Layout, replica: int) -> list:
@@ -227,10 +238,7 @@ def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Nu
     works = [stage_work(config, cluster, layout, s, micro, context, False, bytes_per_element, kv_bytes_per_element,
                         memory_efficiency, compute_efficiency) for s in range(layout.pp)]
     times = [np.asarray(w.time, dtype=float) for w in works]
-    hop_bytes = micro * config.hidden * ACTIVATION_BYTES
-    hops = [sum((np.asarray(send_time(hop_bytes, link)) for link in _hop_links(cluster, layout, r)),
-                np.zeros_like(micro)) for r in range(layout.dp)]
-    hop = np.max(np.stack(hops), axis=0)
+    hop = np.asarray(hop_time(cluster, layout, micro * config.hidden * ACTIVATION_BYTES))
     stacked = np.stack(np.broadcast_arrays(*times))
     tpot = np.maximum(stacked.sum(axis=0) + hop, m * stacked.max(axis=0))
     slowest = works[int(np.argmax([np.max(t) for t in times]))]
@@ -266,10 +274,7 @@ def prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, prompt_t
     total = sum(np.asarray(stage_work(config, cluster, layout, s, n, 0, True, bytes_per_element,
                                       kv_bytes_per_element, memory_efficiency, compute_efficiency).time)
                 for s in range(layout.pp))
-    hop_bytes = n * config.hidden * ACTIVATION_BYTES
-    hops = max((sum((np.asarray(send_time(hop_bytes, link)) for link in _hop_links(cluster, layout, r)),
-                    np.zeros_like(n)) for r in range(layout.dp)), key=lambda h: float(np.max(h)))
-    return _checks.result(total + hops)
+    return _checks.result(total + np.asarray(hop_time(cluster, layout, n * config.hidden * ACTIVATION_BYTES)))
 
 
 def compute_bound_batch(config: ModelConfig, device: object, context: Number = 0, tp: int = 1,

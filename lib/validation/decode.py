@@ -25,14 +25,14 @@ it to test what the residuals point at. It is 0 unless given.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from lib import _checks
-from lib.serving import Cluster, Layout, decode_step, prefill_time, stage_work
+from lib.pipeline import split_batch
+from lib.serving import ACTIVATION_BYTES, Cluster, Layout, decode_step, hop_time, stage_work
 from lib.transformer import PRESETS, ModelConfig
 
 __all__ = ["GPT_20B", "MEGATRON_530B", "MODELS", "model_config", "context_time", "token_time", "request_time",
@@ -88,22 +88,20 @@ def context_time(config: ModelConfig, cluster: Cluster, layout: Layout, batch: i
     Per stage: weights read once for all prompts, FLOPs of ``batch`` separate
     prompts (each attends only to itself), all-reduces carrying every token.
     With ``pp`` stages the batch flows through as ``m = min(pp, batch)``
-    microbatches: ``sum(stages) + (m - 1) max(stage)``, plus the hops
-    :func:`lib.serving.prefill_time` charges for one microbatch.
+    microbatches (:func:`lib.pipeline.split_batch`): ``sum(stages) + (m - 1) max(stage)``, plus the
+    hops of one microbatch (:func:`lib.serving.hop_time`).
     """
     b = _checks.scalar_count("batch", batch, minimum=1)
     n = _checks.scalar_count("prompt_tokens", prompt_tokens, minimum=1)
     eff = _efficiencies(memory_efficiency, compute_efficiency, layer_overhead)
-    m = min(layout.pp, b)
-    micro = math.ceil(b / m)
-    stages, whole = [], 0.0
+    m, micro = split_batch(b, layout.pp)
+    stages = []
     for s in range(layout.pp):
         tokens = stage_work(config, cluster, layout, s, micro * n, 0, True, bytes_per_element, **eff)
         prompt = stage_work(config, cluster, layout, s, n, 0, True, bytes_per_element, **eff)
         stages.append(max(float(tokens.memory_time), micro * float(prompt.compute_time))
                       + float(tokens.communication_time))
-        whole += float(tokens.time)
-    hops = float(prefill_time(config, cluster, layout, micro * n, bytes_per_element, **eff)) - whole
+    hops = float(hop_time(cluster, layout, micro * n * config.hidden * ACTIVATION_BYTES))
     return sum(stages) + (m - 1) * max(stages) + hops + config.layers * layer_overhead
 
 
