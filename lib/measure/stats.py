@@ -28,8 +28,8 @@ import numpy as np
 
 from lib import _checks
 
-__all__ = ["summarize", "relative_error", "median_abs_relative_error", "bootstrap_medians", "percentile_interval",
-           "median_interval"]
+__all__ = ["summarize", "relative_error", "median_abs_error", "median_abs_relative_error", "bootstrap_medians",
+           "percentile_interval", "median_interval", "LEVEL", "RESAMPLES", "SEED"]
 
 #: Resamples, seed and level of every bootstrap interval in chapter 10 (measure it).
 RESAMPLES, SEED, LEVEL = 1000, 0, 0.95
@@ -93,16 +93,25 @@ def relative_error(predicted: Any, measured: Any) -> float | np.ndarray:
     return _checks.result((guess - truth) / truth)
 
 
+def median_abs_error(errors: Any) -> float:
+    """The median of ``|error|`` over a set of relative errors (a float).
+
+    >>> median_abs_error([-0.3, 0.1, 0.05])
+    0.1
+    """
+    e = _checks.as_float("errors", errors)
+    if e.size == 0:
+        raise ValueError("errors must hold at least one value, got an empty array")
+    return float(np.median(np.abs(e)))
+
+
 def median_abs_relative_error(predicted: Any, measured: Any) -> float:
     """The median of ``|predicted - measured| / measured`` over paired points.
 
     >>> round(median_abs_relative_error([1.1, 2.0, 2.4], [1.0, 2.0, 3.0]), 12)
     0.1
     """
-    errors = np.abs(np.atleast_1d(relative_error(predicted, measured)))
-    if errors.size == 0:
-        raise ValueError("measured must hold at least one value, got 0")
-    return float(np.median(errors))
+    return median_abs_error(relative_error(predicted, measured))
 
 
 def bootstrap_medians(samples: Sequence[float] | np.ndarray, resamples: int = RESAMPLES,

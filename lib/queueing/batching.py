@@ -45,7 +45,8 @@ from typing import Any
 import numpy as np
 
 from lib import _checks
-from lib.queueing.fcfs import poisson_arrivals, sorted_times, times_array  # noqa: F401 (poisson_arrivals: doctests)
+from lib.queueing.fcfs import poisson_arrivals  # noqa: F401 (for the doctests)
+from lib.queueing.fcfs import _refuse, sorted_times, times_array
 from lib.queueing.theory import bisect
 
 __all__ = ["BatchingResult", "simulate_batching", "BatchingEstimate", "batching_estimate", "throughput_limit"]
@@ -56,9 +57,7 @@ Number = Any
 def _steps(step_times: Any, max_batch: int | None) -> tuple[np.ndarray, int]:
     """Validated step times (s, all > 0) and the batch limit they cover."""
     steps = times_array("step_times", step_times)
-    if (steps <= 0).any():
-        i = int(np.argmax(steps <= 0))
-        raise ValueError(f"step_times must be > 0, got {float(steps[i])!r} at index {i}")
+    _refuse("step_times", steps, steps <= 0, "> 0")
     if max_batch is None:
         return steps, int(steps.size)
     limit = _checks.scalar_count("max_batch", max_batch, minimum=1)

@@ -33,6 +33,8 @@ import numpy as np
 from lib import _checks
 from lib.collectives import allreduce_bytes, collective_time, tune_allreduce
 from lib.hardware import Link, link as lookup_link
+from lib.measure.stats import median_abs_error, relative_error
+from lib.queueing.theory import bisect
 from lib.validation.published import ALLREDUCE_DATASETS, AllReduceSweep
 
 __all__ = ["System", "SYSTEMS", "UNMODELLED", "scaled_link", "Prediction", "predict_nccl", "NCCLFit", "calibrate_nccl",
@@ -155,13 +157,7 @@ def calibrate_nccl(sweep: AllReduceSweep) -> NCCLFit:
     lo, hi = math.log(0.05), math.log(20.0)
     if not gap(hi) < 0 < gap(lo):
         raise ValueError(f"sweep {sweep.name!r}: no efficiency in [0.05, 20] reproduces both end points")
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
-        if gap(mid) > 0:
-            lo = mid
-        else:
-            hi = mid
-    efficiency = math.exp(0.5 * (lo + hi))
+    efficiency = math.exp(bisect(gap, lo, hi))
     overhead = t_small - predict_nccl(n_small, sweep.name, sweep.gpus, efficiency).time
     return NCCLFit(efficiency, overhead, (n_small, n_large))
 
@@ -191,26 +187,3 @@ def calibrate_line(sweep: AllReduceSweep) -> LineFit:
     t = sweep.time[[0, -1]]
     bandwidth = float((v[1] - v[0]) / (t[1] - t[0]))
     return LineFit(float(t[0] - v[0] / bandwidth), bandwidth, (float(sweep.size[0]), float(sweep.size[-1])))
-
-
-def relative_error(predicted: Any, measured: Any) -> Any:
-    """``predicted / measured - 1``: +0.10 means the model says 10 % longer than measured.
-
-    >>> relative_error(1.1, 1.0) > 0, round(relative_error(0.8, 1.0), 2)
-    (True, -0.2)
-    """
-    p = _checks.nonnegative("predicted", predicted)
-    m = _checks.positive("measured", measured)
-    return _checks.result(p / m - 1)
-
-
-def median_abs_error(errors: Any) -> float:
-    """The median of ``|error|`` over a set of relative errors (a float).
-
-    >>> median_abs_error([-0.3, 0.1, 0.05])
-    0.1
-    """
-    e = _checks.as_float("errors", errors)
-    if e.size == 0:
-        raise ValueError("errors must hold at least one value, got an empty array")
-    return float(np.median(np.abs(e)))

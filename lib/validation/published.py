@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from lib import _checks
+from lib.collectives import busbw_factor
 from lib.units import GB, ms, s, us
 
 __all__ = ["DATA_DIR", "COLLECTIVE_COLUMNS", "DECODE_COLUMNS", "ALLREDUCE_DATASETS", "DECODE_DATASETS", "DATASETS",
@@ -174,11 +176,10 @@ def allreduce_sweep(name: str, max_rounding: float = 0.01) -> AllReduceSweep:
     """
     if name not in ALLREDUCE_DATASETS:
         raise ValueError(f"name must be one of ALLREDUCE_DATASETS, got {name!r}")
-    if not 0 < max_rounding:
-        raise ValueError(f"max_rounding must be > 0, got {max_rounding!r}")
+    _checks.scalar("max_rounding", max_rounding, _checks.positive)
     rows = load_published(name)
     k = rows[0]["gpus"]
-    factor = 2 * (k - 1) / k
+    factor = busbw_factor("allreduce", k)
     by_size: dict[int, dict] = {}
     for row in rows:
         by_size.setdefault(row["size_bytes"], {})[row["quantity"]] = row
