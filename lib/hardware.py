@@ -45,12 +45,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lib.units import GB, GiB, Gbit, TB, s, us
+from lib.units import GB, GiB, Gbit, TB, TFLOPS, s, us
 
 __all__ = ["Device", "Link", "DEVICES", "LINKS", "HOP_LATENCY", "BOOK_DEVICE", "FAST_LINK", "SLOW_LINK", "device",
            "link"]
-
-TFLOPS = 1e12  # FLOP per second
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 __all__ = [
     "s", "ms", "us", "ns",
     "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "bit", "Gbit",
+    "TFLOPS",
 ]
 
 # Time, in seconds.
@@ -42,3 +43,6 @@ MiB = 1024.0**2
 GiB = 1024.0**3
 bit = 1 / 8
 Gbit = 1e9 * bit
+
+# Arithmetic rate, in FLOP per second.
+TFLOPS = 1e12
