@@ -13,6 +13,7 @@ import math
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import psutil
@@ -238,6 +239,17 @@ def test_reanalyse_reproduces_a_stored_run():
     again = report.reanalyse(json.loads(json.dumps(first)))
     assert again["summary"] == first["summary"]
     assert again["machine"] == first["machine"] and again["bootstrap"] == first["bootstrap"]
+
+
+def test_the_committed_run_is_what_the_analysis_gives():
+    """Chapter 10 quotes data/measure_cpu_gloo.json: its every interval and prediction must follow from its samples."""
+    path = Path(__file__).resolve().parents[1] / "data" / "measure_cpu_gloo.json"
+    stored = json.loads(path.read_text())
+    again = json.loads(json.dumps(report.reanalyse(stored)))
+    assert again["summary"] == stored["summary"]
+    assert again["sweep"] == stored["sweep"]
+    assert again["held_out"] == stored["held_out"] and again["link"]["fit"] == stored["link"]["fit"]
+    assert all(low <= high for low, high in (p["held_out_error_ci"] for p in stored["sweep"]))
 
 
 def test_analyse_keeps_the_fields_readers_rely_on():

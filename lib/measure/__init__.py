@@ -45,6 +45,7 @@ beyond the sweep)::
                       predicted_split_held_out_s, predicted_split_held_out_ci_s
                           T2 predicted from T1 with the other fold's efficiency model, the link fit's
                           bandwidth and link_latency_held_out_s (interpolated from the other fold)
+                      held_out_error_ci          CI of its relative error (predicted / measured - 1)
                       predicted_split_s          additivity check: eta measured at this size, link fit
                       predicted_split_matched_s  additivity check: eta at this size, all-reduce timed in the rounds
                       efficiency (measured at this size), efficiency_held_out (the other fold's model),

@@ -86,8 +86,8 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None, resample
     reps = bootstrap_run(hidden, sizes, [row["samples_s"] for row in raw["link"]],
                          [np.array([p["samples_s"][step] for step in POINT_STEPS]) for p in points],
                          k, message, folds, long, resamples, seed)
-    (one_lo, one_hi), (split_lo, split_hi), (held_lo, held_hi) = (
-        interval(values, level) for values in (reps.one, reps.split, reps.held_out))
+    (one_lo, one_hi), (split_lo, split_hi), (held_lo, held_hi), (error_lo, error_hi) = (
+        interval(values, level) for values in (reps.one, reps.split, reps.held_out, reps.held_out / reps.split - 1))
     sweep = [{
         "hidden": int(p["hidden"]), "fold": int(folds[i]),
         "measured_one_s": p["one"]["median"], "one_q1_s": p["one"]["q1"], "one_q3_s": p["one"]["q3"],
@@ -97,6 +97,7 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None, resample
         "predicted_split_s": float(predicted[i]), "predicted_split_matched_s": float(matched[i]),
         "predicted_split_held_out_s": float(held.split_s[i]),
         "predicted_split_held_out_ci_s": json_interval(held_lo[i], held_hi[i]),
+        "held_out_error_ci": json_interval(error_lo[i], error_hi[i]),
         "efficiency": float(eta[i]), "efficiency_held_out": float(held.efficiency[i]),
         "link_latency_held_out_s": float(held.latency[i]),
         "allreduce_s": float(allreduce[i]), "whole_calib_s": float(whole[i]), "shard_calib_s": float(shard[i]),
