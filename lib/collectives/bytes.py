@@ -23,7 +23,13 @@ __all__ = ["KINDS", "allreduce_bytes", "allgather_bytes", "reduce_scatter_bytes"
 
 Number = Any  # a float or a numpy array of floats
 
+
 def kind_name(kind: str) -> str:
+    """A collective's name in the one spelling :data:`KINDS` uses.
+
+    >>> kind_name("All-Reduce"), kind_name("reduce_scatter")
+    ('allreduce', 'reducescatter')
+    """
     name = str(kind).lower().replace("-", "").replace("_", "").replace(" ", "")
     if name not in KINDS:
         raise ValueError(f"kind must be one of {sorted(KINDS)}, got {kind!r}")
@@ -41,7 +47,11 @@ def _busbw_factor(kind: str, k: np.ndarray) -> np.ndarray:
 
 
 def fraction_sent(kind: str, k: np.ndarray) -> np.ndarray:
-    """Share of ``n`` each device sends: the busbw factor, but 0 for one device."""
+    """Share of ``n`` each device sends: the busbw factor, but 0 for one device.
+
+    >>> fraction_sent("allreduce", np.array([1.0, 2.0, 8.0])).tolist()
+    [0.0, 1.0, 1.75]
+    """
     return np.where(k > 1, _busbw_factor(kind, k), 0.0)
 
 
