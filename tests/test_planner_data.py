@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from lib import collectives, hardware, serving, transformer
+from lib import collectives, hardware, serving, transformer, units
 from tools import html_tweaks, planner_data
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +44,16 @@ def test_every_preset_device_and_link_with_its_numbers():
         assert exported["bandwidth"] * exported["nccl_share"] == link.nccl_bandwidth
         assert exported["kind"] == link.kind and exported["in_network_efficiency"] == link.in_network_efficiency
     assert data["hop_latency"] == hardware.HOP_LATENCY
-    assert (data["book_device"], data["slow_link"]) == (hardware.BOOK_DEVICE, hardware.SLOW_LINK)
+    assert data["book_device"] == hardware.BOOK_DEVICE
+    # The page's link between servers is plan's default, lib.hardware's slow link (no copy of its own).
+    assert data["serving"]["plan_defaults"]["inter_link"] == hardware.SLOW_LINK
+    assert "slow_link" not in data
+
+
+def test_units_are_lib_units():
+    data = planner_data.planner_data()
+    assert data["units"] == {name: getattr(units, name) for name in planner_data.UNITS}
+    assert data["units"]["TFLOPS"] == units.TFLOPS == 1e12
 
 
 def test_nccl_constants_and_planner_defaults():

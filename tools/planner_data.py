@@ -50,6 +50,9 @@ MODEL_FIELDS = ("name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "
                 "experts_per_token", "gated_mlp", "qkv_bias", "tied_embeddings")
 DEVICE_FIELDS = ("name", "memory_bytes", "memory_bandwidth", "peak_flops", "link")
 LINK_FIELDS = ("name", "bandwidth", "kind", "nccl_share", "in_network_efficiency")
+#: Units of :mod:`lib.units` that the page converts with (its inputs and cells are in GB, GiB, TB/s,
+#: TFLOPS and ms).
+UNITS = ("GB", "GiB", "TB", "TFLOPS", "ms")
 #: Keyword arguments of ``lib.serving.plan`` whose defaults the page starts from.
 PLAN_DEFAULTS = ("devices_per_node", "inter_link", "nics_per_node", "bytes_per_element", "kv_bytes_per_element",
                  "memory_efficiency", "compute_efficiency", "reserve", "step_tokens", "expert_parallel")
@@ -75,7 +78,6 @@ def planner_data() -> dict:
         "links": {slug: _pick(link, LINK_FIELDS) for slug, link in hardware.LINKS.items()},
         "hop_latency": hardware.HOP_LATENCY,
         "book_device": hardware.BOOK_DEVICE,
-        "slow_link": hardware.SLOW_LINK,
         "nccl": {
             "algorithms": list(collectives.ALGORITHMS),
             "protocols": list(collectives.PROTOCOLS),
@@ -88,7 +90,7 @@ def planner_data() -> dict:
             "plan_defaults": _defaults(serving.plan, PLAN_DEFAULTS),
             "frontier_batches": list(_defaults(serving.frontier, ("batches",))["batches"]),
         },
-        "units": {"GB": units.GB, "GiB": units.GiB, "TB": units.TB, "ms": units.ms},
+        "units": {name: getattr(units, name) for name in UNITS},
     }
 
 
