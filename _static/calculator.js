@@ -307,13 +307,10 @@
     var status = document.getElementById("calc-copy-status");
     var lastResult = null;
 
-    // A shared link fills the fields. The address bar belongs to the calculator only when it is
-    // the page's one tool: the single-page book (the PDF's source) also holds the planner.
-    var ownsAddress = !document.getElementById("pl-form");
-    var query = new URLSearchParams(ownsAddress ? window.location.search : "");
-    FIELDS.forEach(function (f) {
-      if (query.has(f.name)) { form.elements[f.name].value = query.get(f.name); }
-    });
+    // The address bar belongs to the calculator on its own page. The single-page book (the PDF's
+    // source, Sphinx's "singlehtml" builder) holds every tool on one page, so there no tool reads
+    // or writes the address: DOCUMENTATION_OPTIONS comes from Sphinx's documentation_options.js.
+    var ownsAddress = !(typeof DOCUMENTATION_OPTIONS !== "undefined" && DOCUMENTATION_OPTIONS.BUILDER === "singlehtml");
 
     var linkHelp = document.getElementById("calc-link-help");
     var openEl = document.getElementById("calc-open");
@@ -350,6 +347,9 @@
       });
       return found;
     }
+
+    // A shared link fills the fields.
+    if (ownsAddress) { openScenario(window.location.search); }
 
     function update() {
       var values = {};
@@ -441,7 +441,7 @@
     update();
   }
 
-  // Exposed for the browser tests and for curious readers in the console.
+  // For curious readers: the formulas, to call from the browser's console (no test reads this).
   window.whatIfCalculator = { compute: compute, check: check, format: fmt, fields: FIELDS };
 
   if (document.readyState === "loading") {

@@ -14,10 +14,9 @@
 
   var D = window.PLANNER_DATA;
   var NC = D ? D.nccl : null;
-  var GB = D ? D.units.GB : 1e9, GIB = D ? D.units.GiB : 1073741824, TB = D ? D.units.TB : 1e12, MS = D ? D.units.ms : 1e-3;
-  var TFLOPS = 1e12;  // FLOP per second, as lib.hardware counts peaks
-
-  /* Raised where lib.serving.plan raises for one layout: the page shows it in words instead. */
+  // lib.units. Without the data file init() says so and stops, so nothing reads them undefined.
+  var U = D ? D.units : {};
+  var GB = U.GB, GIB = U.GiB, TB = U.TB, TFLOPS = U.TFLOPS, MS = U.ms;
 
   // ------------------------------------------------------------ lib.transformer
 
@@ -151,16 +150,31 @@
 
   function floorLog2(n) { var levels = 0; while (Math.pow(2, levels + 1) <= n) { levels++; } return levels; }
 
+  /* _bus_bandwidth: the intra-node link, or all of a node's NICs if they are slower. */
+  function busBandwidth(intra, inter, nodes, nics) {
+    return nodes === 1 ? ncclBandwidth(intra) : Math.min(ncclBandwidth(intra), nics * ncclBandwidth(inter));
+  }
+
+  /* _ring_latency: base + steps x hop of a ring over k ranks, stepsPerRank x (k - 1) steps,
+     of which stepsPerRank x (nodes - 1) cross the network. */
+  function ringLatency(stepsPerRank, protocol, k, nodes, intra, inter) {
+    var interSteps = stepsPerRank * (nodes - 1);
+    var overhead = nodes === 1 ? 0.0 : NC.net_overhead * (protocol === "Simple" ? 3 : 1);
+    var intraHop = Math.max(hop(intra, "ring", protocol), overhead);
+    var interHop = nodes > 1 ? hop(inter, "ring", protocol) : 0.0;
+    return NC.base_latency.ring[protocol] + (stepsPerRank * (k - 1) - interSteps) * intraHop + interSteps * interHop;
+  }
+
+  /* _ring_bus: a ring's bus bandwidth with this protocol, its share of the link, LL under NCCL's cap. */
+  function ringBus(protocol, intra, inter, nodes, nics) {
+    var bus = busBandwidth(intra, inter, nodes, nics) * NC.protocol_share.ring[protocol];
+    return protocol === "LL" ? Math.min(bus, llCap(intra, nodes)) : bus;
+  }
+
   function allreduceLatency(algorithm, protocol, k, nodes, intra, inter) {
+    if (algorithm === "ring") { return ringLatency(2, protocol, k, nodes, intra, inter); }
     var base = NC.base_latency[algorithm][protocol];
     var perNode = Math.floor(k / nodes);
-    if (algorithm === "ring") {
-      var steps = 2 * (k - 1), interSteps = 2 * (nodes - 1);
-      var overhead = nodes === 1 ? 0.0 : NC.net_overhead * (protocol === "Simple" ? 3 : 1);
-      var intraHop = Math.max(hop(intra, "ring", protocol), overhead);
-      var ringInter = nodes > 1 ? hop(inter, "ring", protocol) : 0.0;
-      return base + (steps - interSteps) * intraHop + interSteps * ringInter;
-    }
     var levels = floorLog2(nodes);
     var interHop = nodes > 1 ? hop(inter, perNode > 1 ? algorithm : "tree", protocol) : 0.0;
     if (algorithm === "tree") { return base + 2 * ((perNode - 1) * hop(intra, "tree", protocol) + levels * interHop); }
@@ -178,14 +192,11 @@
       if (nodes > 1) { bus = Math.min(bus, (nodes <= 2 ? 2 : 1) * nics * ncclBandwidth(inter)); }
       return bus * k / (2 * (k - 1));
     }
-    bus = nodes === 1 ? ncclBandwidth(intra) : Math.min(ncclBandwidth(intra), nics * ncclBandwidth(inter));
     if (algorithm === "ring") {
-      bus = bus * NC.protocol_share.ring[protocol];
-      if (protocol === "LL") { bus = Math.min(bus, llCap(intra, nodes)); }
-      return k > 1 ? bus * k / (2 * (k - 1)) : Infinity;
+      return k > 1 ? ringBus(protocol, intra, inter, nodes, nics) * k / (2 * (k - 1)) : Infinity;
     }
     var share = (protocol === "LL128" && nodes > 1) ? NC.tree_ll128_multinode : NC.protocol_share.tree[protocol];
-    bus = bus * share;
+    bus = busBandwidth(intra, inter, nodes, nics) * share;
     if (protocol === "LL") { bus = Math.min(bus, llCap(intra, nodes)); }
     return 0.5 * bus;
   }
@@ -204,11 +215,11 @@
     return best;
   }
 
+  /* lib.collectives.send_time: one pipeline hop, priced as the cheapest one-step ring over the link. */
   function sendTime(bytes, link) {
     var best = Infinity;
     NC.protocols.forEach(function (protocol) {
-      var bandwidth = ncclBandwidth(link) * NC.protocol_share.ring[protocol];
-      var time = NC.base_latency.ring[protocol] + hop(link, "ring", protocol) + bytes / bandwidth;
+      var time = ringLatency(1, protocol, 2, 1, link, null) + bytes / ringBus(protocol, link, null, 1, 1);
       if (time < best) { best = time; }
     });
     return best;
@@ -411,6 +422,13 @@
     nics_per_node: { rule: "count", min: 1, max: 4096, optional: true }
   };
   var SELECTS = ["model", "device", "link", "inter_link", "weight_bits", "kv_bits"];
+
+  /* A model or device field counts only when its select says "custom": otherwise the preset's numbers stand. */
+  function inactive(name, values) {
+    return (MODEL_FIELDS.indexOf(name) >= 0 && values.model !== "custom") ||
+      (DEVICE_FIELDS.indexOf(name) >= 0 && values.device !== "custom");
+  }
+
   var NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
   function check(name, text) {
@@ -449,10 +467,7 @@
   function scenario(values) {
     var errors = {}, v = {};
     Object.keys(RULES).forEach(function (name) {
-      if (name === "nodes") { return; }  // follows devices and devices_per_node
-      var skipModel = MODEL_FIELDS.indexOf(name) >= 0 && values.model !== "custom";
-      var skipDevice = DEVICE_FIELDS.indexOf(name) >= 0 && values.device !== "custom";
-      if (skipModel || skipDevice) { return; }
+      if (name === "nodes" || inactive(name, values)) { return; }  // nodes follows devices and devices_per_node
       var got = check(name, values[name] === undefined ? "" : values[name]);
       if (got.error) { errors[name] = got.error; } else { v[name] = got.value; }
     });
@@ -500,8 +515,7 @@
     return {
       errors: {},
       s: {
-        modelSlug: model, deviceSlug: device, config: config, device: deviceSpec,
-        devices: v.devices, devicesPerNode: v.devices_per_node,
+        config: config, device: deviceSpec, devices: v.devices,
         cluster: { devicesPerNode: v.devices_per_node, link: linkOf(link), interLink: linkOf(interLink),
           nics: v.nics_per_node === null ? v.devices_per_node : v.nics_per_node },
         bytesPerElement: bits[weightBits], kvBytesPerElement: bits[kvBits],
@@ -570,14 +584,16 @@
       caption.textContent = text;
     }
     if (!result) { return message("No chart until the marked inputs are fixed."); }
+    var targets = s.ttftLimit !== null || s.tpotLimit !== null;
+    var batches = D.serving.frontier_batches;
+    var range = "from " + batches[0] + " to " + batches[batches.length - 1] + " sequences";
     var points = result.frontier.points, front = result.frontier.front;
     var current = result.rows.filter(function (r) { return r.fits && r.meetsSlo; });
     var all = points.map(function (p) { return [p.user, p.device]; })
       .concat(current.map(function (r) { return [r.tokensPerSPerUser, r.tokensPerSPerDevice]; }));
     if (!all.length) {
-      return message("No layout fits " + (s.ttftLimit !== null || s.tpotLimit !== null ? "and meets the targets " : "") +
-        "at any batch from " + D.serving.frontier_batches[0] + " to " +
-        D.serving.frontier_batches[D.serving.frontier_batches.length - 1] + " sequences, so there is nothing to plot.");
+      return message("No layout fits " + (targets ? "and meets the targets " : "") + "at any batch " + range +
+        ", so there is nothing to plot.");
     }
     var xs = all.map(function (p) { return p[0]; }), ys = all.map(function (p) { return p[1]; });
     var x0 = Math.min.apply(null, xs) / 1.3, x1 = Math.max.apply(null, xs) * 1.3;
@@ -639,10 +655,8 @@
     });
     svg.appendChild(legend);
 
-    var batches = D.serving.frontier_batches;
-    var words = "Log-log scatter of " + points.length + " points: each layout at each batch from " + batches[0] + " to " +
-      batches[batches.length - 1] + " sequences that fits" +
-      (s.ttftLimit !== null || s.tpotLimit !== null ? " and meets the targets" : "") + ". ";
+    var words = "Log-log scatter of " + points.length + " points: each layout at each batch " + range + " that fits" +
+      (targets ? " and meets the targets" : "") + ". ";
     if (front.length) {
       var fast = front[front.length - 1], much = front[0];
       words += "The frontier has " + front.length + " points, from " + fast.name + " at batch " + fast.batch + " (" +
@@ -652,7 +666,7 @@
     words += chosen
       ? "At your batch of " + s.batch + " the best layout, " + chosen.name + ", gives " + short(chosen.tokensPerSPerUser) +
         " tokens/s per user and " + short(chosen.tokensPerSPerDevice) + " per device."
-      : "At your batch of " + s.batch + " no layout fits" + (s.ttftLimit !== null || s.tpotLimit !== null ? " and meets the targets." : ".");
+      : "At your batch of " + s.batch + " no layout fits" + (targets ? " and meets the targets." : ".");
     caption.textContent = words;
   }
 
@@ -681,9 +695,14 @@
     var caption = document.getElementById("pl-chart-desc");
     var frontBody = document.getElementById("pl-front-rows");
     var linkEl = document.getElementById("pl-share");
-    // The address bar belongs to the planner only when it is the page's one tool: the
-    // single-page book (the PDF's source) also holds the calculator.
-    var ownsAddress = !document.getElementById("calc-form");
+    var openEl = document.getElementById("pl-open");
+    // The address bar belongs to the planner on its own page. The single-page book (the PDF's
+    // source, Sphinx's "singlehtml" builder) holds every tool on one page, so there no tool reads
+    // or writes the address: DOCUMENTATION_OPTIONS comes from Sphinx's documentation_options.js.
+    var ownsAddress = !(typeof DOCUMENTATION_OPTIONS !== "undefined" && DOCUMENTATION_OPTIONS.BUILDER === "singlehtml");
+    // From a file (file://) a full address names a folder of this disk, so the link is relative.
+    var fromFile = window.location.protocol === "file:";
+    var pageName = window.location.pathname.split("/").pop() || "planner.html";
     var copyStatus = document.getElementById("pl-copy-status");
     var table = document.getElementById("pl-table");
     var last = null;
@@ -757,11 +776,11 @@
       return values;
     }
 
+    /* The scenario as a link that travels: the full address when served, relative when opened as a file. */
     function updateUrl(values) {
       var params = new URLSearchParams();
       NAMES.forEach(function (name) {
-        if (MODEL_FIELDS.indexOf(name) >= 0 && values.model !== "custom") { return; }
-        if (DEVICE_FIELDS.indexOf(name) >= 0 && values.device !== "custom") { return; }
+        if (inactive(name, values)) { return; }
         if (name === "expert_parallel" && values[name] !== "on") { return; }
         if (RULES[name] && RULES[name].optional && values[name] === "") { return; }
         params.set(name, values[name]);
@@ -770,7 +789,7 @@
       if (ownsAddress) {
         try { window.history.replaceState(null, "", window.location.pathname + "?" + query + window.location.hash); } catch (e) { /* file:// */ }
       }
-      linkEl.value = window.location.href.split("#")[0].split("?")[0] + "?" + query;
+      linkEl.value = fromFile ? pageName + "?" + query : window.location.href.split("#")[0].split("?")[0] + "?" + query;
     }
 
     function mark(name, message) {
@@ -915,7 +934,7 @@
       if (bad.length) {
         tbody.innerHTML = "";
         var tr = document.createElement("tr"), td = document.createElement("td");
-        td.colSpan = 12;
+        td.colSpan = table.tHead.rows[0].cells.length;
         td.className = "pl-waiting";
         td.textContent = "No table until the marked input" + (bad.length > 1 ? "s are" : " is") + " fixed: " + bad.join(", ") + ".";
         tr.appendChild(td);
@@ -950,29 +969,65 @@
       }
     });
 
-    var query = new URLSearchParams(ownsAddress ? window.location.search : "");
-    setAll(BASE);
-    fillModel();
-    fillDevice();
-    var fromLink = {};
-    query.forEach(function (value, key) { if (NAMES.indexOf(key) >= 0 || key === "nodes") { fromLink[key] = value; } });
-    if ("nodes" in fromLink && !("devices" in fromLink)) {
-      var k = Number(fromLink.devices_per_node || BASE.devices_per_node);
-      fromLink.devices = String(Number(fromLink.nodes) * k);
-    }
-    if ("device" in fromLink && !("link" in fromLink) && D.devices[fromLink.device]) { fromLink.link = D.devices[fromLink.device].link; }
-    if (!("expert_parallel" in fromLink) && query.toString()) { fromLink.expert_parallel = "off"; }
-    setAll(fromLink);
-    if (fromLink.model !== "custom") { fillModel(); }
-    if (fromLink.device !== "custom") { fillDevice(); }
-
-    form.addEventListener("input", update);
-    form.addEventListener("submit", function (event) { event.preventDefault(); });
-    document.getElementById("pl-reset").addEventListener("click", function () {
-      NAMES.forEach(function (n) { if (E[n].removeAttribute) { E[n].removeAttribute("data-bad"); } });
+    /* The starting scenario (setAll also clears the marks of unknown names). */
+    function reset() {
       setAll(BASE);
       fillModel();
       fillDevice();
+    }
+
+    /* Fill the form from a scenario's query: a link (absolute or relative) or just its "?…" part.
+       What the query leaves out is the start, as in the link updateUrl writes. True if it held any input. */
+    function openQuery(text) {
+      var t = String(text).trim().split("#")[0];
+      var query = new URLSearchParams(t.indexOf("?") >= 0 ? t.slice(t.indexOf("?") + 1) : t);
+      var fromLink = {};
+      query.forEach(function (value, key) { if (NAMES.indexOf(key) >= 0 || key === "nodes") { fromLink[key] = value; } });
+      if (!Object.keys(fromLink).length) { return false; }
+      if ("nodes" in fromLink && !("devices" in fromLink)) {
+        var k = Number(fromLink.devices_per_node || BASE.devices_per_node);
+        fromLink.devices = String(Number(fromLink.nodes) * k);
+      }
+      if ("device" in fromLink && !("link" in fromLink) && D.devices[fromLink.device]) { fromLink.link = D.devices[fromLink.device].link; }
+      if (!("expert_parallel" in fromLink)) { fromLink.expert_parallel = "off"; }
+      reset();
+      setAll(fromLink);
+      if (fromLink.model !== "custom") { fillModel(); }
+      if (fromLink.device !== "custom") { fillDevice(); }
+      return true;
+    }
+
+    reset();
+    if (ownsAddress) { openQuery(window.location.search); }
+
+    var linkHelp = document.getElementById("pl-share-help");
+    if (linkHelp) {
+      linkHelp.textContent = fromFile
+        ? "This copy of the book is a file on your computer, so the link is relative to this page: " +
+          "anyone pastes it into “Open a shared scenario” on their own copy."
+        : "Anyone who can reach this server opens the same scenario with this link.";
+    }
+    function openPasted() {
+      if (openQuery(openEl.value)) {
+        copyStatus.textContent = "Scenario opened.";
+        update();
+      } else {
+        copyStatus.textContent = "That link holds no scenario of this planner.";
+      }
+    }
+    if (openEl) {
+      document.getElementById("pl-open-button").addEventListener("click", openPasted);
+      openEl.addEventListener("keydown", function (event) {
+        if (event.key === "Enter") { event.preventDefault(); openPasted(); }
+      });
+    }
+
+    form.addEventListener("input", function (event) {
+      if (event.target !== openEl) { update(event); }
+    });
+    form.addEventListener("submit", function (event) { event.preventDefault(); });
+    document.getElementById("pl-reset").addEventListener("click", function () {
+      reset();
       update();
     });
     document.getElementById("pl-copy").addEventListener("click", function () {
@@ -997,7 +1052,7 @@
     update();
   }
 
-  // Exposed for the browser tests and for curious readers in the console.
+  // For curious readers: the formulas, to call from the browser's console (no test reads this).
   window.layoutPlanner = { plan: plan, best: best, frontier: frontier, scenario: scenario, check: check, format: fmt,
     layouts: layouts, tuneAllreduce: tuneAllreduce, sendTime: sendTime };
 

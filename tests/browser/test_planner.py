@@ -500,6 +500,39 @@ def test_works_from_a_downloaded_copy(browser, site_dir):
         context.close()
 
 
+def test_file_copy_shares_a_relative_link_that_opens_anywhere(browser, site_dir):
+    """From a file:// copy the link names no folder of this disk, and the paste box opens any copy's link."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    requests: list[str] = []
+    context.on("request", lambda request: requests.append(request.url))
+    try:
+        page = context.new_page()
+        page.goto((Path(site_dir) / PAGE).as_uri())
+        page.wait_for_selector("tr[data-layout]")
+        page.fill('input[name="batch"]', "8")
+        link = page.locator("#pl-share").input_value()
+        assert link.startswith("planner.html?") and "file:" not in link and str(site_dir) not in link, link
+        assert "batch=8" in link and "relative" in page.locator("#pl-share-help").inner_text()
+        other = context.new_page()  # another participant's copy
+        other.goto((Path(site_dir) / PAGE).as_uri())
+        other.wait_for_selector("tr[data-layout]")
+        other.fill("#pl-open", link.replace("batch=8", "batch=2"))
+        other.click("#pl-open-button")
+        assert other.locator('input[name="batch"]').input_value() == "2"
+        want = best(plan(PRESETS["mixtral-8x7b"], "h100-sxm", 8, 2, 1024, 256))
+        other.fill("#pl-open", "file:///home/teacher/book/planner.html?model=mixtral-8x7b&batch=2#top")
+        other.press("#pl-open", "Enter")
+        assert other.locator('select[name="model"]').input_value() == "mixtral-8x7b"
+        assert other.locator("tr[data-best='true']").get_attribute("data-layout") == want.name
+        other.fill("#pl-open", "no scenario here")
+        other.click("#pl-open-button")
+        assert "no scenario" in other.locator("#pl-copy-status").inner_text()
+        assert other.locator('select[name="model"]').input_value() == "mixtral-8x7b"
+        assert all(url.startswith(("file:", "data:", "about:", "blob:")) for url in requests), requests
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("state", ["table", "error"])
 def test_accessible_and_offline(browser, base_url, scheme, state):
