@@ -183,7 +183,7 @@ def _synthetic_raw(hidden, link, message, one_of, split_of, shard_of, rounds=3):
     def stat(t):
         return {"median": t, "q1": t, "q3": t}
 
-    raw = {"devices": 2, "message_bytes": message, "plan": {"name": "synthetic"},
+    raw = {"devices": 2, "message_bytes": message, "plan": {"name": "synthetic"}, "clock": "shared",
            "link": [{"message_bytes": n, "median_s": float(link.time(n)), "samples_s": [float(link.time(n))] * rounds}
                     for n in SIZES],
            "matched": {"median_s": float(link.time(message))}, "points": []}
@@ -248,6 +248,7 @@ def test_the_committed_run_is_what_the_analysis_gives():
     again = json.loads(json.dumps(report.reanalyse(stored)))
     assert again["summary"] == stored["summary"]
     assert again["sweep"] == stored["sweep"]
+    assert again["machine"] == stored["machine"] and stored["machine"]["clock"] == "shared"
     assert again["held_out"] == stored["held_out"] and again["link"]["fit"] == stored["link"]["fit"]
     assert all(low <= high for low, high in (p["held_out_error_ci"] for p in stored["sweep"]))
 

@@ -28,6 +28,8 @@ beyond the sweep)::
     command           the command line that produced the file
     machine           cpu, cores, cuda_devices, backend, devices, threads_per_rank, torch, numpy, python,
                       platform, dtype, date_utc; loadavg (1, 5, 15 min) at the start, loadavg_end at the end;
+                      clock: "shared" (ranks on one machine: a repetition is the makespan, earliest start
+                      to latest end) or "per-rank" (across machines: the longest rank's own duration);
                       load: the whole run's average busy cores (see below)
     plan              the Plan (lib.measure.protocol.PLANS): hidden sizes, link sizes, batch, width, repetitions
     devices           K;  message_bytes: bytes of the layer's all-reduce

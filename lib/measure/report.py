@@ -20,7 +20,7 @@ error. Pure numpy: it works on a run stored as JSON as well as on a fresh one.
 
 >>> rounds = lambda t: {step: [t, t, t] for step in ("one", "whole_calib")} | {  # noqa: E731
 ...     "split": [t / 2 + 1.5e-3] * 3, "shard_calib": [t / 2] * 3, "allreduce": [1.5e-3] * 3}
->>> raw = {"devices": 2, "message_bytes": 1000, "plan": {"name": "demo"},
+>>> raw = {"devices": 2, "message_bytes": 1000, "plan": {"name": "demo"}, "clock": "shared",
 ...        "link": [{"message_bytes": 1000, "median_s": 1.5e-3, "samples_s": [1.5e-3] * 3},
 ...                 {"message_bytes": 10**6, "median_s": 2.499e-3, "samples_s": [2.499e-3] * 3}],
 ...        "matched": {"median_s": 1.5e-3},
@@ -128,7 +128,8 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None, resample
         "break_even_step_gap_matched": step_gap(hidden, measured_be, matched_be),
         "max_abs_error": float(max(p["max_abs_error"] for p in points)),
     }
-    return {"schema": SCHEMA, "machine": {**(machine or {}), "load": raw.get("load")}, "plan": raw["plan"],
+    return {"schema": SCHEMA, "machine": {**(machine or {}), "clock": raw["clock"], "load": raw.get("load")},
+            "plan": raw["plan"],
             "devices": k, "message_bytes": int(message),
             "link": {"calibration": raw["link"], "fit": link.as_dict(), "matched": raw["matched"]},
             "held_out": {"folds": int(folds.max()) + 1, "fits": [
@@ -160,8 +161,8 @@ def reanalyse(result: dict[str, Any]) -> dict[str, Any]:
                **{step: summarize(values) for step, values in p["samples_s"].items()}} for p in result["sweep"]]
     raw = {"devices": result["devices"], "message_bytes": result["message_bytes"], "plan": result["plan"],
            "link": result["link"]["calibration"], "matched": result["link"]["matched"],
-           "load": result["machine"].get("load"), "points": points}
-    machine = {key: value for key, value in result["machine"].items() if key != "load"}
+           "clock": result["machine"]["clock"], "load": result["machine"].get("load"), "points": points}
+    machine = {key: value for key, value in result["machine"].items() if key not in ("clock", "load")}
     boot = result["bootstrap"]
     again = analyse(raw, machine, resamples=boot["resamples"], seed=boot["seed"], level=boot["level"])
     return {**again, "command": result["command"]} if "command" in result else again
