@@ -7,11 +7,12 @@ The site under test is ``$BOOK_HTML`` (default ``_build/html``, built by
 from __future__ import annotations
 
 import os
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tools.browser import toc_pages, wait_for_mathjax
+from tools.browser import is_external, toc_pages, wait_for_mathjax
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,6 +40,26 @@ def blocking(violations: list[dict]) -> list[dict]:
     ['b']
     """
     return [v for v in violations if v.get("impact") in BLOCKING_IMPACTS]
+
+
+def query(values: dict[str, str]) -> str:
+    """A tool's scenario as the query string of its page's address.
+
+    >>> query({"devices": "4", "batch": "8"})
+    '?devices=4&batch=8'
+    """
+    return "?" + urllib.parse.urlencode(values)
+
+
+def assert_accessible_and_offline(page: Any, context: Any) -> None:
+    """axe-core finds no blocking violation on ``page``, and ``context`` (see conftest) left 127.0.0.1 never."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}"
+             for v in blocking(Axe().run(page).response["violations"])]
+    assert not found, found
+    external = [url for url in context.requests if is_external(url)]
+    assert not external, f"requests to other hosts than 127.0.0.1: {external}"
 
 
 def tolerated(message: str) -> bool:

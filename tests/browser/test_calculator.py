@@ -17,8 +17,8 @@ import pytest
 from lib import breakeven, experiment
 from lib.budget import Phase
 from lib.units import GB, ms, s
-from site_support import blocking, open_page
-from tools.browser import is_external, offline_context
+from site_support import assert_accessible_and_offline, open_page, query
+from tools.browser import offline_context
 
 pytestmark = pytest.mark.browser
 
@@ -107,10 +107,6 @@ def expected(values: dict[str, str]) -> dict[str, float | None]:
         "min_bandwidth": breakeven.min_bandwidth(phase) / (GB / s),
         "min_efficiency": breakeven.min_efficiency(phase),
     }
-
-
-def query(values: dict[str, str]) -> str:
-    return "?" + urllib.parse.urlencode(values)
 
 
 def read_outputs(page) -> dict[str, str]:
@@ -267,21 +263,16 @@ def test_chart_follows_the_inputs(calculator):
 def test_calculator_accessible_with_an_error_showing(browser, base_url, scheme):
     # The page-wide axe test sees the calculator in its first state, light mode;
     # this one also covers the error styles and the dark theme.
-    from axe_playwright_python.sync_playwright import Axe
-
     context = offline_context(browser, color_scheme=scheme)
     try:
         page = context.new_page()
         page.goto(base_url + PAGE + query({**BASE, "efficiency": "2"}))
         assert page.locator('input[name="efficiency"]').get_attribute("aria-invalid") == "true"
-        violations = Axe().run(page).response["violations"]
-        found = [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}"
-                 for v in blocking(violations)]
-        assert not found, found
-        external = [url for url in context.requests if is_external(url)]
-        assert not external, f"requests to other hosts than 127.0.0.1: {external}"
+        assert_accessible_and_offline(page, context)
     finally:
         context.close()
+
+
 def test_file_copy_shares_a_relative_link_that_opens_anywhere(browser, site_dir):
     """From a file:// copy the link names no folder of the teacher's disk, and the paste box opens it."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
