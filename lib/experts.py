@@ -133,7 +133,12 @@ class Routing:
 
     @property
     def slot_limit(self) -> int:
-        """The book's name for ``capacity``: slots each expert accepts per step."""
+        """The book's name for ``capacity``: slots each expert accepts per step.
+
+        >>> routing = dispatch([[0], [0], [0], [1]], experts=2, capacity=2)
+        >>> routing.slot_limit == routing.capacity == 2
+        True
+        """
         return self.capacity
 
     @property

@@ -191,8 +191,7 @@ def loop_time(stage_times: Sequence[float], microbatches: int, hop: float = 0.0,
     """
     times = _stage_times(stage_times)
     m = _checks.scalar_count("microbatches", microbatches, minimum=1)
-    h = _checks.scalar("hop", hop, _checks.nonnegative)
-    back = h if return_hop is None else _checks.scalar("return_hop", return_hop, _checks.nonnegative)
+    h, back = _hops(hop, return_hop)
     return max(sum(times) + (len(times) - 1) * h + back, m * max(times))
 
 
@@ -282,6 +281,12 @@ class Schedule:
         return sum(done[j, last] - done[j, 0] for j in range(self.microbatches)) / (self.microbatches * last)
 
 
+def _hops(hop: Any, return_hop: Any) -> tuple[float, float]:
+    """The checked hop between stages and the hop back from the last stage (the same unless given)."""
+    h = _checks.scalar("hop", hop, _checks.nonnegative)
+    return h, h if return_hop is None else _checks.scalar("return_hop", return_hop, _checks.nonnegative)
+
+
 def _stage_times(stage_times: Any) -> tuple[float, ...]:
     array = _checks.positive("stage_times", stage_times)
     if array.ndim != 1 or array.size == 0:
@@ -350,8 +355,7 @@ def simulate_pipeline(stage_times: Sequence[float], microbatches: int, hop: floa
     m = _checks.scalar_count("microbatches", microbatches, minimum=1)
     v = _checks.scalar_count("chunks", chunks, minimum=1)
     n = _checks.scalar_count("tokens", tokens, minimum=1)
-    h = _checks.scalar("hop", hop, _checks.nonnegative)
-    back = h if return_hop is None else _checks.scalar("return_hop", return_hop, _checks.nonnegative)
+    h, back = _hops(hop, return_hop)
     s = len(times)
     last = v * s - 1  # index of the last chunk in visiting order
 

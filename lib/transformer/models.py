@@ -175,17 +175,31 @@ class ParameterBreakdown:
     experts: int
 
     def layer(self, experts: int | None = None) -> int:
-        """One layer's parameters with ``experts`` MLPs (all of them by default)."""
+        """One layer's parameters with ``experts`` MLPs (all of them by default).
+
+        >>> parameter_breakdown(PRESETS["mixtral-8x7b"]).layer(experts=2)  # the MLPs a token runs through
+        394305536
+        """
         count = self.experts if experts is None else experts
         return self.attention_qo + self.attention_kv + count * self.mlp + self.router + self.norms
 
     def total(self, experts: int | None = None) -> int:
-        """The model's parameters with ``experts`` MLPs per layer (all of them by default)."""
+        """The model's parameters with ``experts`` MLPs per layer (all of them by default).
+
+        >>> parts = parameter_breakdown(PRESETS["mixtral-8x7b"])
+        >>> parts.total() == parameter_count(PRESETS["mixtral-8x7b"]), parts.total(experts=2)
+        (True, 12879925248)
+        """
         return self.layers * self.layer(experts) + self.embedding + self.head + self.final_norm
 
 
 def parameter_breakdown(config: ModelConfig) -> ParameterBreakdown:
-    """The parameters of ``config`` by part; :func:`parameter_count` is their sum."""
+    """The parameters of ``config`` by part; :func:`parameter_count` is their sum.
+
+    >>> parts = parameter_breakdown(PRESETS["llama-3-8b"])
+    >>> parts.layers, parts.mlp, parts.embedding == parts.head  # untied: the head is a second table
+    (32, 176160768, True)
+    """
     d, hd = config.hidden, config.head_dim
     q_width, kv_width = config.heads * hd, config.kv_heads * hd
     qo = 2 * d * q_width + (q_width if config.qkv_bias else 0)
