@@ -14,11 +14,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from myst_nb.ext.glue import GLUE_PREFIX
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = ROOT / "notebooks" / "01_splitting_a_matrix.ipynb"
-GLUED_PNG = "application/papermill.record/image/png"
-GLUED_TEXT = "application/papermill.record/text/plain"
+GLUED_PNG = GLUE_PREFIX + "image/png"
+GLUED_TEXT = GLUE_PREFIX + "text/plain"
 #: A valid 1×1 PNG, standing in for the same figure rendered on another CPU.
 OTHER_PNG = base64.b64encode(bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"

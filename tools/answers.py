@@ -10,8 +10,7 @@ hidden cells (``remove-input``, ``remove-cell``) are left out.
 
 The participant bundle leaves the sheet out (:data:`tools.dist.ANSWER_PAGES`).
 
->>> text = chapter_sheet(Path("notebooks/02_time_budget.ipynb"),
-...                      book_index(Path("notebooks"), Path("book"), Path("references.bib")))
+>>> text = chapter_sheet(Path("notebooks/02_time_budget.ipynb"), book_index(Path("notebooks")))
 >>> text.startswith("```{rubric} Chapter 2. The time budget")
 True
 >>> "**Exercise 2.1.**" in text and "**Solution 2.1.**" in text and "{glue" not in text
@@ -25,14 +24,15 @@ from pathlib import Path
 
 import nbformat
 
-from tools.myst_plain import BookIndex, book_index, glue_values, to_plain
+from tools.book_index import BookIndex, book_index, chapter_notebooks
+from tools.glue import glue_values
+from tools.myst_plain import to_plain
+from tools.myst_syntax import HEADING
 
 __all__ = ["MAX_OUTPUT_LINES", "chapter_sheet", "sheet", "show"]
 
 #: Printed output longer than this is cut, with a note: the sheet is for paper.
 MAX_OUTPUT_LINES = 25
-
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+)$", re.MULTILINE)
 
 
 def _printed(cell: nbformat.NotebookNode) -> tuple[str, bool]:
@@ -73,7 +73,7 @@ def chapter_sheet(path: Path, index: BookIndex) -> str:
             else:
                 source = cell.source
             text, _ = to_plain(source, index, glue, book=True)
-            text = _HEADING.sub(lambda m: f"**{m.group(1).strip()}**", text)
+            text = HEADING.sub(lambda m: f"**{m.group('title').strip()}**", text)
             if text.strip():
                 parts.append(text.strip())
         elif started and cell.cell_type == "code":
@@ -92,10 +92,15 @@ def chapter_sheet(path: Path, index: BookIndex) -> str:
 
 
 def sheet(notebooks: Path, book: Path | None = None, bib: Path | None = None) -> list[str]:
-    """:func:`chapter_sheet` for every chapter ``NN_slug.ipynb`` in ``notebooks``, in order."""
-    notebooks = Path(notebooks)
+    """:func:`chapter_sheet` for every chapter ``NN_slug.ipynb`` in ``notebooks``, in order.
+
+    ``book`` and ``bib`` default as in :func:`tools.book_index.book_index`.
+
+    >>> [text.split("\\n", 1)[0] for text in sheet(Path("notebooks"))][1]
+    '```{rubric} Chapter 2. The time budget'
+    """
     index = book_index(notebooks, book, bib)
-    return [chapter_sheet(path, index) for path in sorted(notebooks.glob("[0-9][0-9]_*.ipynb"))]
+    return [chapter_sheet(path, index) for path in chapter_notebooks(notebooks)]
 
 
 def show(root: Path | str = "..") -> None:
@@ -103,5 +108,5 @@ def show(root: Path | str = "..") -> None:
     from IPython.display import Markdown, display
 
     root = Path(root)
-    for text in sheet(root / "notebooks", root / "book", root / "references.bib"):
+    for text in sheet(root / "notebooks"):
         display(Markdown(text))

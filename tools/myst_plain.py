@@ -10,8 +10,8 @@ outputs were cleared. :func:`to_plain` rewrites one markdown cell so that it
 reads as the book does:
 
 * each glued value is substituted as text, formatted with the role's own
-  format spec exactly as myst-nb formats it (``myst_nb`` is imported for
-  that); glued figures become image attachments of the cell, with their
+  format spec exactly as myst-nb formats it (:func:`tools.glue.format_glue`);
+  glued figures become image attachments of the cell, with their
   caption; glued Markdown is pasted in;
 * ``{ref}`` to a chapter becomes a link to that chapter's notebook (in the
   same folder), any other ``{ref}`` the words the book would show; ``{numref}``
@@ -25,8 +25,10 @@ reads as the book does:
 
 Numbers follow the book's numbering: chapter ``NN`` is the notebook
 ``NN_slug.ipynb``, and figures, labelled equations and exercises are counted
-in order inside each chapter. :class:`BookIndex` collects them.
+in order inside each chapter. :class:`tools.book_index.BookIndex` collects
+them; glued values are read and formatted by :mod:`tools.glue`.
 
+>>> from tools.book_index import Target
 >>> index = BookIndex(chapters={"ch-a": Target("The A chapter", "Chapter 1", "01_a.ipynb")},
 ...                   equations={"eq-c01-x": "1.1"})
 >>> to_plain("(ch-a)=\\n# A\\n\\nSee {eq}`eq-c01-x` in {ref}`ch-a`.", index, {})[0]
@@ -35,319 +37,23 @@ in order inside each chapter. :class:`BookIndex` collects them.
 
 from __future__ import annotations
 
-import ast
 import base64
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import nbformat
+from tools.book_index import BookIndex, book_index
+from tools.glue import format_glue, glue_key
+from tools.myst_syntax import DIRECTIVE, LABELLED_EQUATION, ROLE, TARGET_LINE, split_options
 
-__all__ = [
-    "GLUE_PREFIX",
-    "Target",
-    "BookIndex",
-    "book_index",
-    "index_notebook",
-    "exercise_statements",
-    "read_bib",
-    "glue_values",
-    "glued_names",
-    "format_glue",
-    "to_plain",
-    "MYST_LEFTOVERS",
-]
-
-#: The MIME prefix myst-nb gives a value glued with ``display=False``.
-GLUE_PREFIX = "application/papermill.record/"
+# book_index stays importable from here: tests/test_offline_install.py imports it so.
+__all__ = ["to_plain", "MYST_LEFTOVERS", "book_index"]
 
 #: Markup that must not survive :func:`to_plain` (the student-notebook test greps for it).
 MYST_LEFTOVERS = re.compile(r"\{glue|\{ref\}|\{term\}|\{numref\}|\{eq\}|\{cite|:label:|^\([\w-]+\)=",
                             re.MULTILINE)
 
-_ROLE = re.compile(r"\{(?P<name>[\w:+-]+)\}`(?P<content>[^`]*)`")
-_TARGET_LINE = re.compile(r"^[ \t]*\((?P<label>[^()\s]+)\)=[ \t]*\n?", re.MULTILINE)
-_EQUATION = re.compile(r"\$\$(?P<body>(?:(?!\$\$).)+?)\$\$[ \t]*\((?P<label>[\w:-]+)\)", re.DOTALL)
 _DISPLAY = re.compile(r"^(?P<indent>[ \t]*)\$\$(?P<body>(?:(?!\$\$).)+?)\$\$[ \t]*$", re.DOTALL | re.MULTILINE)
-_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|:{3,})[ \t]*\{(?P<name>[\w:-]+)\}[ \t]*(?P<arg>[^\n]*)$",
-                   re.MULTILINE)
-_OPTION = re.compile(r"^[ \t]*:(?P<key>[\w-]+):[ \t]*(?P<value>[^\n]*)$")
-_BOLD_TITLE = re.compile(r"\*\*(?P<title>[^*]+?)\.?\*\*")
-_HEADING = re.compile(r"^#{1,6}[ \t]+(?P<title>[^\n]+)$", re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class Target:
-    """Something a cross-reference points at: its words, its number, its notebook."""
-
-    title: str
-    number: str = ""
-    file: str = ""
-
-
-@dataclass
-class BookIndex:
-    """Labels of the whole book, with the words and numbers the HTML shows for them."""
-
-    chapters: dict[str, Target] = field(default_factory=dict)
-    sections: dict[str, Target] = field(default_factory=dict)
-    pages: dict[str, Target] = field(default_factory=dict)
-    figures: dict[str, str] = field(default_factory=dict)
-    equations: dict[str, str] = field(default_factory=dict)
-    exercises: dict[str, Target] = field(default_factory=dict)
-    citations: dict[str, tuple[str, str]] = field(default_factory=dict)
-
-
-# ------------------------------------------------------------------ glue
-
-
-def glue_values(notebook: nbformat.NotebookNode) -> dict[str, dict[str, Any]]:
-    """Every glued value in ``notebook``'s stored outputs: name -> MIME bundle.
-
-    >>> from myst_nb.ext.glue import GLUE_PREFIX as prefix
-    >>> out = nbformat.v4.new_output("display_data", data={prefix + "text/plain": "0.5"},
-    ...                              metadata={"scrapbook": {"name": "half", "mime_prefix": prefix}})
-    >>> cell = nbformat.v4.new_code_cell("glue('half', 0.5, display=False)", outputs=[out])
-    >>> glue_values(nbformat.v4.new_notebook(cells=[cell]))
-    {'half': {'text/plain': '0.5'}}
-    """
-    values: dict[str, dict[str, Any]] = {}
-    for cell in notebook.cells:
-        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
-            meta = output.get("metadata", {}).get("scrapbook")
-            if not meta:
-                continue
-            prefix = meta.get("mime_prefix", "")
-            values[meta["name"]] = {key[len(prefix):] if key.startswith(prefix) else key: value
-                                    for key, value in output.get("data", {}).items()}
-    return values
-
-
-def glued_names(notebook: nbformat.NotebookNode) -> set[str]:
-    """Names the markdown of ``notebook`` pastes with a glue role or directive.
-
-    >>> cell = nbformat.v4.new_markdown_cell("{glue:text}`a:.1f` and\\n```{glue:figure} b\\n```")
-    >>> sorted(glued_names(nbformat.v4.new_notebook(cells=[cell])))
-    ['a', 'b']
-    """
-    names: set[str] = set()
-    for cell in notebook.cells:
-        if cell.cell_type != "markdown":
-            continue
-        for role in _ROLE.finditer(cell.source):
-            if role.group("name").startswith("glue"):
-                names.add(_glue_key(role.group("name"), role.group("content"))[0])
-        for block in _OPEN.finditer(cell.source):
-            if block.group("name").startswith("glue"):
-                names.add(block.group("arg").strip())
-    return names
-
-
-def _glue_key(role: str, content: str) -> tuple[str, str]:
-    """Split a glue role's content into key and format spec, as myst-nb does."""
-    if role != "glue:text":
-        return content.strip(), ""
-    parts = content.rsplit(":", 1)
-    return (parts[0], parts[1]) if len(parts) == 2 else (parts[0], "s")
-
-
-def format_glue(bundle: dict[str, Any], spec: str) -> str:
-    """A glued value's ``text/plain`` formatted as ``{glue:text}`name:spec``` shows it.
-
-    The rule is myst-nb's (``myst_nb.core.variables.format_plain_text``),
-    written out here so that the student notebooks can be made where myst-nb's
-    rendering side is not installed; ``tests/test_student.py`` holds the two
-    to each other. The text is read as a Python literal where it is one; the
-    last character of ``spec`` picks the type it is formatted as.
-
-    >>> format_glue({"text/plain": "0.123456"}, ".2f")
-    '0.12'
-    >>> format_glue({"text/plain": "'H100 SXM'"}, "s")
-    'H100 SXM'
-    >>> format_glue({"text/plain": "14"}, "")
-    '14'
-    """
-    text = bundle["text/plain"]
-    try:
-        value: Any = ast.literal_eval(text)
-    except (SyntaxError, ValueError):
-        value = text
-    if spec == "":
-        return str(value)
-    kind = spec[-1]
-    if kind == "s":
-        value = str(value)
-    elif kind in "bcdoxX":
-        value = int(value)
-    elif kind in "eEfFgGn%":
-        value = float(value)
-    return format(value, spec)
-
-
-# ------------------------------------------------------------------ the index
-
-
-def _braced(text: str, start: int) -> tuple[str, int]:
-    """The text inside the braces opening at ``text[start]``, and the index after the closing one."""
-    depth, i = 0, start
-    while i < len(text):
-        depth += {"{": 1, "}": -1}.get(text[i], 0)
-        if depth == 0:
-            return text[start + 1:i], i + 1
-        i += 1
-    raise ValueError(f"unbalanced braces in the bib file after position {start}")
-
-
-def read_bib(text: str) -> dict[str, tuple[str, str]]:
-    """Short author and year of every entry of a BibTeX file: "Smith", "Smith and Lee", "Smith et al.".
-
-    Only ``author`` (or ``editor``) and ``year`` are read, so no BibTeX
-    library is needed where the student notebooks are written.
-
-    >>> read_bib("@misc{k, author = {Lee, Ann and {NVIDIA} and Roe, B.}, year = {2024}}")
-    {'k': ('Lee et al.', '2024')}
-    >>> read_bib("@book{a, author = {Amdahl, Gene M.}, year = 1967}")
-    {'a': ('Amdahl', '1967')}
-    """
-    entries = {}
-    for match in re.finditer(r"@\w+\s*\{", text):
-        body, _ = _braced(text, match.end() - 1)
-        key, _, rest = body.partition(",")
-        fields: dict[str, str] = {}
-        for field_match in re.finditer(r"(\w+)\s*=\s*", rest):
-            position = field_match.end()
-            if position < len(rest) and rest[position] == "{":
-                value, _ = _braced(rest, position)
-            else:
-                value = re.match(r"[^,}]*", rest[position:]).group(0)
-            fields.setdefault(field_match.group(1).lower(), value.strip().strip('"'))
-        people = fields.get("author") or fields.get("editor") or ""
-        names = []
-        for person in re.split(r"\s+and\s+", people) if people else []:
-            person = person.strip()
-            last = person.split(",")[0] if "," in person and not person.startswith("{") else (
-                person if person.startswith("{") else person.split()[-1])
-            names.append(re.sub(r"[{}\\]", "", last).strip())
-        if names and names[-1] == "others":  # BibTeX's "and others": more authors than listed
-            names = names[:-1] + ["", ""]
-        if not names:
-            who = re.sub(r"[{}]", "", fields.get("title", key))
-        elif len(names) == 1:
-            who = names[0]
-        elif len(names) == 2:
-            who = f"{names[0]} and {names[1]}"
-        else:
-            who = f"{names[0]} et al."
-        entries[key.strip()] = (who, re.sub(r"[{}]", "", fields.get("year", "n.d.")))
-    return entries
-
-
-def book_index(notebooks: Path, book: Path | None = None, bib: Path | None = None) -> BookIndex:
-    """Index the chapter notebooks ``NN_slug.ipynb`` in ``notebooks``, the pages in ``book``, the bib file.
-
-    >>> index = book_index(Path("notebooks"), Path("book"), Path("references.bib"))
-    >>> index.chapters["ch-time-budget"].number, index.chapters["ch-time-budget"].file
-    ('Chapter 2', '02_time_budget.ipynb')
-    >>> index.equations["eq-c02-t1"], index.pages["calculator"].title
-    ('2.1', 'What-if calculator')
-    """
-    index = BookIndex()
-    for path in sorted(Path(notebooks).glob("[0-9][0-9]_*.ipynb")):
-        index_notebook(nbformat.read(path, as_version=4), int(path.name[:2]), path.name, index)
-    for page in sorted(Path(book).glob("*.md")) if book else []:
-        text = page.read_text(encoding="utf-8")
-        for target in _TARGET_LINE.finditer(text):
-            heading = _HEADING.search(text, target.end())
-            if heading:
-                index.pages[target.group("label")] = Target(_strip_markup(heading.group("title")))
-    if bib and Path(bib).is_file():
-        index.citations.update(read_bib(Path(bib).read_text(encoding="utf-8")))
-    return index
-
-
-def index_notebook(notebook: nbformat.NotebookNode, chapter: int | None = None, file: str = "",
-                   index: BookIndex | None = None) -> BookIndex:
-    """Add one notebook's labels to ``index`` (a new one by default) and return it.
-
-    Without a ``chapter`` number, figures, equations and exercises are numbered
-    1, 2, ... within the notebook.
-
-    >>> cell = nbformat.v4.new_markdown_cell("```{exercise-start}\\n:label: ex-a\\n```\\n**Go.** Now.")
-    >>> index_notebook(nbformat.v4.new_notebook(cells=[cell]), chapter=3).exercises["ex-a"]
-    Target(title='Go', number='3.1', file='')
-    """
-    index = index if index is not None else BookIndex()
-    prefix = f"{chapter}." if chapter is not None else ""
-    text = "\n\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
-    for number, match in enumerate(_EQUATION.finditer(text), start=1):
-        index.equations[match.group("label")] = f"{prefix}{number}"
-    figures = exercises = 0
-    for block in _OPEN.finditer(text):
-        options = _options(text, block.end())
-        if block.group("name") in ("glue:figure", "figure") and "name" in options:
-            figures += 1
-            index.figures[options["name"]] = f"{prefix}{figures}"
-        elif block.group("name") in ("exercise", "exercise-start"):
-            exercises += 1
-            statement = _statement(text, block.end())
-            title = _BOLD_TITLE.match(statement)
-            index.exercises[options.get("label", f"{file}-{exercises}")] = Target(
-                _strip_markup(title.group("title")) if title else "", f"{prefix}{exercises}", file)
-    for target in _TARGET_LINE.finditer(text):
-        heading = _HEADING.search(text, target.end())
-        if not heading:
-            continue
-        label, title = target.group("label"), _strip_markup(heading.group("title"))
-        if heading.group(0).startswith("# "):
-            index.chapters[label] = Target(title, f"Chapter {chapter}" if chapter else "", file)
-        else:
-            index.sections[label] = Target(title, "", file)
-    return index
-
-
-def exercise_statements(notebook: nbformat.NotebookNode) -> dict[str, str]:
-    """Each exercise's statement (the text from its directive to ``{exercise-end}``), by label.
-
-    >>> cell = nbformat.v4.new_markdown_cell("```{exercise-start}\\n:label: ex-a\\n```\\nAdd.\\n```{exercise-end}\\n```")
-    >>> exercise_statements(nbformat.v4.new_notebook(cells=[cell]))
-    {'ex-a': 'Add.'}
-    """
-    text = "\n\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
-    return {_options(text, block.end()).get("label", ""): _statement(text, block.end())
-            for block in _OPEN.finditer(text) if block.group("name") in ("exercise", "exercise-start")}
-
-
-def _statement(text: str, start: int) -> str:
-    """The text after a directive's opening line and options, up to the next directive fence."""
-    lines = text[start:].lstrip("\n").split("\n")
-    while lines and _OPTION.match(lines[0]):
-        lines.pop(0)
-    rest = "\n".join(lines)
-    if rest.lstrip().startswith(("```", ":::")):  # the gated directive's own closing fence
-        rest = rest.lstrip().split("\n", 1)[1] if "\n" in rest.lstrip() else ""
-    end = re.search(r"^[ \t]*(`{3,}|:{3,})", rest, re.MULTILINE)
-    return (rest[:end.start()] if end else rest).strip()
-
-
-def _strip_markup(text: str) -> str:
-    """Heading text without emphasis markers or roles (``$K$`` kept)."""
-    text = _ROLE.sub(lambda m: m.group("content"), text)
-    return re.sub(r"[*_]{1,2}(\S[^*_]*?)[*_]{1,2}", r"\1", text).strip()
-
-
-def _options(text: str, start: int) -> dict[str, str]:
-    """The ``:key: value`` lines right after a directive's opening line."""
-    options = {}
-    for line in text[start:].lstrip("\n").split("\n"):
-        option = _OPTION.match(line)
-        if not option:
-            break
-        options[option.group("key")] = option.group("value").strip()
-    return options
-
-
-# ------------------------------------------------------------------ conversion
 
 
 @dataclass
@@ -386,15 +92,22 @@ def to_plain(source: str, index: BookIndex, glue: dict[str, dict[str, Any]], boo
     context = _Context(index, glue, book=book)
     text = _directives(source, context)
     if book:
-        text = _EQUATION.sub(lambda m: f"$${m.group('body').rstrip()}\n$$", text)
+        text = LABELLED_EQUATION.sub(lambda m: f"$${m.group('body').rstrip()}\n$$", text)
     else:
-        text = _EQUATION.sub(lambda m: _tag(m, index), text)
+        text = LABELLED_EQUATION.sub(lambda m: _tag(m, index), text)
         text = _DISPLAY.sub(lambda m: _unnumbered(m.group("body"), indent=m.group("indent")), text)
-    text = _TARGET_LINE.sub("", text)
+    text = TARGET_LINE.sub("", text)
     role = (lambda m: _role(m.group("name"), m.group("content"), context) if m.group("name").startswith("glue")
             else m.group(0)) if book else (lambda m: _role(m.group("name"), m.group("content"), context))
-    text = _ROLE.sub(role, text)
+    text = ROLE.sub(role, text)
     return re.sub(r"\n{3,}", "\n\n", text).strip("\n"), context.attachments
+
+
+def _glued(name: str, context: _Context) -> dict[str, Any]:
+    """The MIME bundle glued as ``name``; ``KeyError`` if the notebook's outputs lack it."""
+    if name not in context.glue:
+        raise KeyError(f"glued value {name!r} is not in the notebook's outputs (execute it first)")
+    return context.glue[name]
 
 
 def _tag(match: re.Match[str], index: BookIndex) -> str:
@@ -422,12 +135,10 @@ def _split(content: str) -> tuple[str | None, str]:
 def _role(name: str, content: str, context: _Context) -> str:
     index = context.index
     if name.startswith("glue"):
-        key, spec = _glue_key(name, content)
-        if key not in context.glue:
-            raise KeyError(f"glued value {key!r} is not in the notebook's outputs (execute it first)")
+        key, spec = glue_key(name, content)
         if name == "glue:md":
-            return context.glue[key].get("text/markdown", "")
-        return format_glue(context.glue[key], spec)
+            return _glued(key, context).get("text/markdown", "")
+        return format_glue(_glued(key, context), spec)
     text, label = _split(content)
     if name == "ref":
         return _ref(text, label, index)
@@ -466,7 +177,7 @@ def _directives(text: str, context: _Context) -> str:
     """Rewrite every directive block of ``text``, outermost first, bodies recursively."""
     out, position = [], 0
     while True:
-        block = _OPEN.search(text, position)
+        block = DIRECTIVE.search(text, position)
         if not block:
             out.append(text[position:])
             return "".join(out)
@@ -475,14 +186,8 @@ def _directives(text: str, context: _Context) -> str:
         end = closing.search(text, block.end())
         # An unclosed fence runs to the end of the cell, as in CommonMark.
         stop, resume = (end.start(), end.end()) if end else (len(text), len(text))
-        inner = text[block.end():stop].lstrip("\n")
-        options: dict[str, str] = {}
-        lines = inner.split("\n")
-        while lines and _OPTION.match(lines[0]):
-            option = _OPTION.match(lines[0])
-            options[option.group("key")] = option.group("value").strip()
-            lines.pop(0)
-        body = _directives("\n".join(lines).strip("\n"), context)
+        options, inner = split_options(text[block.end():stop])
+        body = _directives(inner.strip("\n"), context)
         out.append(text[position:block.start()])
         if context.book:
             out.append(_render_book(block, options, body, context))
@@ -523,9 +228,7 @@ def _render(name: str, arg: str, options: dict[str, str], body: str, context: _C
     if name == "glue:figure":
         return _figure(arg, options, body, context)
     if name in ("glue:md", "glue:math", "glue", "glue:any"):
-        if arg not in context.glue:
-            raise KeyError(f"glued value {arg!r} is not in the notebook's outputs (execute it first)")
-        bundle = context.glue[arg]
+        bundle = _glued(arg, context)
         if name == "glue:math":
             return f"$$\n{bundle.get('text/latex', '').strip('$')}\n$$"
         pasted = bundle.get("text/markdown") or bundle.get("text/plain", "")
@@ -559,9 +262,7 @@ def _render_book(block: re.Match[str], options: dict[str, str], body: str, conte
 
 
 def _figure(name: str, options: dict[str, str], caption: str, context: _Context) -> str:
-    if name not in context.glue:
-        raise KeyError(f"glued value {name!r} is not in the notebook's outputs (execute it first)")
-    bundle = context.glue[name]
+    bundle = _glued(name, context)
     alt = re.sub(r"[\[\]\n]", " ", options.get("alt", name)).strip()
     number = context.index.figures.get(options.get("name", ""))
     parts = []

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import re
 
+from myst_nb.ext.glue import GLUE_PREFIX
 from nbval.plugin import IPyNbCell, IPyNbFile
 
 __all__ = ["IMAGE_MIMETYPES", "RELATIVE_TOLERANCE", "numbers_match", "with_tolerance"]
@@ -40,7 +41,7 @@ __all__ = ["IMAGE_MIMETYPES", "RELATIVE_TOLERANCE", "numbers_match", "with_toler
 #: Every image mimetype nbval must not compare: displayed and glued.
 IMAGE_MIMETYPES = tuple(
     prefix + kind
-    for prefix in ("", "application/papermill.record/")
+    for prefix in ("", GLUE_PREFIX)
     for kind in ("image/png", "image/jpeg", "image/svg+xml")
 )
 
@@ -49,7 +50,7 @@ IMAGE_MIMETYPES = tuple(
 RELATIVE_TOLERANCE = 1e-12
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
-_TEXT_KEYS = ("text", "text/plain", "application/papermill.record/text/plain")
+_TEXT_KEYS = ("text", "text/plain", GLUE_PREFIX + "text/plain")
 
 
 def _is_float(token: str) -> bool:

@@ -49,8 +49,9 @@ A solution that starts and never ends, or an end without a start, raises
 Add 1 and 1.
 >>> student.cells[2].source, student.cells[3].source
 ('# Your answer to exercise 1', '## Next')
->>> exercise_labels(student), exercise_labels(nbformat.v4.new_notebook(cells=cells))
-([], ['ex-demo'])
+>>> from tools.book_index import exercise_statements
+>>> exercise_statements(student), exercise_statements(nbformat.v4.new_notebook(cells=cells))
+({}, {'ex-demo': 'Add 1 and 1.'})
 """
 
 from __future__ import annotations
@@ -63,15 +64,16 @@ from pathlib import Path
 
 import nbformat
 
+from tools.book_index import BookIndex, book_index, chapter_notebooks, index_notebook
 from tools.execute import KERNELSPEC, execute
-from tools.myst_plain import BookIndex, book_index, glue_values, glued_names, index_notebook, to_plain
+from tools.glue import glue_values, glued_names
+from tools.myst_plain import to_plain
+from tools.solutions import strip_solutions
 
 __all__ = [
     "NOTE",
-    "STUDENT_KERNELSPEC",
     "STUDENT_LANGUAGE",
     "chapter_notebooks",
-    "exercise_labels",
     "exercise_headings",
     "strip_solutions",
     "FULL_NOTE",
@@ -98,13 +100,12 @@ FULL_NOTE = (
     "notebook is `notebooks/` in the repository."
 )
 
-#: Kernelspec and language exactly as JupyterLab writes them once the kernel
-#: (ipykernel) has started: it rewrites both, and any difference shows the
-#: notebook as modified (●) before the reader has done anything. The version
-#: is the Python that writes the student notebooks; a laptop with another
-#: Python release sees the ● once, harmlessly. The kernelspec is the one every
-#: committed notebook names (:data:`tools.execute.KERNELSPEC`).
-STUDENT_KERNELSPEC = KERNELSPEC
+#: Language exactly as JupyterLab writes it once the kernel (ipykernel) has
+#: started: it rewrites it, and any difference shows the notebook as modified
+#: (●) before the reader has done anything. The version is the Python that
+#: writes the student notebooks; a laptop with another Python release sees the
+#: ● once, harmlessly. The kernelspec is the one every committed notebook names
+#: (:data:`tools.execute.KERNELSPEC`), as JupyterLab writes it too.
 STUDENT_LANGUAGE = {
     "codemirror_mode": {"name": "ipython", "version": 3},
     "file_extension": ".py",
@@ -114,60 +115,6 @@ STUDENT_LANGUAGE = {
     "pygments_lexer": "ipython3",
     "version": platform.python_version(),
 }
-
-# A MyST directive fence: three or more backticks or colons, then {name}.
-_FENCE = r"(?P<fence>`{3,}|:{3,})[ \t]*\{%s\}"
-
-
-def _directive(name: str) -> re.Pattern[str]:
-    """A regex matching one whole ``{name}`` directive block, fence to fence.
-
-    >>> bool(_directive("solution-end").search("```{solution-end}\\n```"))
-    True
-    """
-    return re.compile(
-        r"^[ \t]*" + _FENCE % re.escape(name) + r"[^\n]*\n"  # opening line
-        r"(?:.*?\n)??"                                        # options, body
-        r"[ \t]*(?P=fence)[ \t]*$",                           # closing fence
-        re.MULTILINE | re.DOTALL,
-    )
-
-
-_START = _directive("solution-start")
-_END = _directive("solution-end")
-_EXERCISE = re.compile(
-    r"^[ \t]*(?:`{3,}|:{3,})[ \t]*\{exercise(?:-start)?\}[^\n]*\n"
-    r"(?P<options>(?:[ \t]*:[\w-]+:[^\n]*\n)*)",
-    re.MULTILINE,
-)
-_LABEL = re.compile(r"^[ \t]*:label:[ \t]*(\S+)", re.MULTILINE)
-_SOLUTION_OF = re.compile(r"\{solution-start\}[ \t]*(\S+)")
-
-
-def chapter_notebooks(folder: Path) -> list[Path]:
-    """The chapter notebooks ``NN_slug.ipynb`` in ``folder``, in order.
-
-    >>> [p.name for p in chapter_notebooks(Path("notebooks"))][:2]
-    ['01_splitting_a_matrix.ipynb', '02_time_budget.ipynb']
-    """
-    return sorted(p for p in Path(folder).glob("[0-9][0-9]_*.ipynb") if p.is_file())
-
-
-def exercise_labels(notebook: nbformat.NotebookNode) -> list[str]:
-    """The ``:label:`` of every exercise directive in ``notebook``, in order.
-
-    >>> import nbformat
-    >>> cell = nbformat.v4.new_markdown_cell("```{exercise-start}\\n:label: ex-a\\n```\\nText")
-    >>> exercise_labels(nbformat.v4.new_notebook(cells=[cell]))
-    ['ex-a']
-    """
-    labels = []
-    for cell in notebook.cells:
-        if cell.cell_type != "markdown":
-            continue
-        for block in _EXERCISE.finditer(cell.source):
-            labels.extend(_LABEL.findall(block.group("options")))
-    return labels
 
 
 def exercise_headings(notebook: nbformat.NotebookNode) -> list[str]:
@@ -182,128 +129,10 @@ def exercise_headings(notebook: nbformat.NotebookNode) -> list[str]:
             for match in re.finditer(r"^### (Exercise[^\n]*)$", cell.source, re.MULTILINE)]
 
 
-def _answer_cell(label: str | None, number: int, code: bool,
-                 names: dict[str, str] | None = None) -> nbformat.NotebookNode:
-    """An empty answer cell where a solution used to be: code if the solution ran code.
-
-    >>> _answer_cell("ex-a", 1, code=False).source
-    '*Your answer to ex-a (double-click to edit):*'
-    >>> _answer_cell("ex-a", 1, code=True, names={"ex-a": "exercise 2.1"}).source
-    '# Your answer to exercise 2.1'
-    """
-    name = (names or {}).get(label or "", label or f"exercise {number}")
-    if code:
-        cell = nbformat.v4.new_code_cell(f"# Your answer to {name}")
-    else:
-        cell = nbformat.v4.new_markdown_cell(f"*Your answer to {name} (double-click to edit):*")
-    cell.id = re.sub(r"[^A-Za-z0-9_-]", "-", f"answer-{label or number}")[:64]
-    return cell
-
-
-def _kept(cell: nbformat.NotebookNode, text: str) -> list[nbformat.NotebookNode]:
-    """``cell`` with its source replaced by ``text``, or nothing if ``text`` is blank."""
-    text = text.strip("\n")
-    if not text.strip():
-        return []
-    new = copy.deepcopy(cell)
-    new.source = text
-    return [new]
-
-
-def strip_solutions(notebook: nbformat.NotebookNode,
-                    names: dict[str, str] | None = None) -> nbformat.NotebookNode:
-    """A copy of ``notebook`` without solutions, an answer cell in place of each.
-
-    A solution may lie inside one markdown cell (a prose answer) or span
-    several cells; marker cells may hold other text, which is kept. The
-    answer cell names the exercise by ``names[label]`` where given.
-
-    >>> import nbformat
-    >>> cell = nbformat.v4.new_markdown_cell(
-    ...     "Why?\\n```{solution-start} ex-b\\n```\\nBecause.\\n```{solution-end}\\n```\\nAfter.")
-    >>> [c.source for c in strip_solutions(nbformat.v4.new_notebook(cells=[cell])).cells]
-    ['Why?', '*Your answer to ex-b (double-click to edit):*', 'After.']
-    >>> strip_solutions(nbformat.v4.new_notebook(cells=[
-    ...     nbformat.v4.new_markdown_cell("```{solution-start} ex-c\\n```")]))
-    Traceback (most recent call last):
-    ...
-    ValueError: solution of ex-c starts but never ends (solution-end missing)
-    """
-    result = copy.deepcopy(notebook)
-    cells: list[nbformat.NotebookNode] = []
-    inside: str | None = None  # label of the open solution, "" if it has none
-    count, ran_code = 0, False
-    for cell in notebook.cells:
-        if cell.cell_type != "markdown":
-            if inside is None:
-                cells.append(copy.deepcopy(cell))
-            else:
-                ran_code = ran_code or cell.cell_type == "code"
-            continue
-        # Split the cell into text outside solutions and answer cells, in order.
-        text, pieces = cell.source, []
-        while True:
-            if inside is None:
-                start = _START.search(text)
-                end = _END.search(text)
-                if end and (not start or end.start() < start.start()):
-                    raise ValueError(f"solution-end without solution-start in cell {cell.get('id')!r}")
-                if not start:
-                    pieces.append(text)
-                    break
-                pieces.append(text[: start.start()])
-                label = _SOLUTION_OF.search(start.group(0))
-                inside = label.group(1) if label else ""
-                count += 1
-                text = text[start.end():]
-            else:
-                end = _END.search(text)
-                if not end:
-                    break  # the rest of this cell belongs to the solution
-                pieces.append(_answer_cell(inside or None, count, ran_code, names))
-                ran_code = False
-                inside = None
-                text = text[end.end():]
-        run: list[str] = []
-        for piece in pieces + [None]:
-            if isinstance(piece, str):
-                run.append(piece.strip("\n"))
-                continue
-            cells.extend(_kept(cell, "\n\n".join(part for part in run if part.strip())))
-            run = []
-            if piece is not None:
-                cells.append(piece)
-    if inside is not None:
-        raise ValueError(f"solution of {inside or 'an exercise'} starts but never ends "
-                         "(solution-end missing)")
-    result.cells = _unique_ids(cells)
-    return result
-
-
-def _unique_ids(cells: list[nbformat.NotebookNode]) -> list[nbformat.NotebookNode]:
-    """Give a fresh id to any cell whose id repeats (a marker cell split in two).
-
-    >>> import nbformat
-    >>> twins = [nbformat.v4.new_markdown_cell("a", id="x"), nbformat.v4.new_markdown_cell("b", id="x")]
-    >>> [c.id for c in _unique_ids(twins)]
-    ['x', 'x-2']
-    """
-    seen: set[str] = set()
-    for cell in cells:
-        if "id" not in cell:
-            continue
-        base, n = cell.id[:60], 1
-        while cell.id in seen:
-            n += 1
-            cell.id = f"{base}-{n}"
-        seen.add(cell.id)
-    return cells
-
-
 def lab_metadata(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     """Set the metadata JupyterLab writes on opening; keep only cell tags, in place.
 
-    The notebook-level metadata becomes :data:`STUDENT_KERNELSPEC` and
+    The notebook-level metadata becomes :data:`tools.execute.KERNELSPEC` and
     :data:`STUDENT_LANGUAGE`: JupyterLab rewrites both from the running
     kernel, and any difference marks the notebook as modified. A code cell
     the book hides (``remove-input``, ``remove-output``, ``remove-cell``)
@@ -326,7 +155,7 @@ def lab_metadata(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
             metadata["jupyter"] = hidden
         cell.metadata = nbformat.from_dict(metadata)
     notebook.metadata = nbformat.from_dict({
-        "kernelspec": dict(STUDENT_KERNELSPEC),
+        "kernelspec": dict(KERNELSPEC),
         "language_info": dict(STUDENT_LANGUAGE),
     })
     notebook.nbformat, notebook.nbformat_minor = 4, 5
@@ -354,6 +183,11 @@ def plain_markdown(notebook: nbformat.NotebookNode, index: BookIndex,
     """Rewrite every markdown cell of ``notebook`` with :func:`tools.myst_plain.to_plain`, in place.
 
     Figures pasted in become attachments of their cell.
+
+    >>> cell = nbformat.v4.new_markdown_cell("Split: {glue:text}`t2:.1f` ms.")
+    >>> notebook = nbformat.v4.new_notebook(cells=[cell])
+    >>> plain_markdown(notebook, BookIndex(), {"t2": {"text/plain": "9.22"}}).cells[0].source
+    'Split: 9.2 ms.'
     """
     for cell in notebook.cells:
         if cell.cell_type != "markdown":
@@ -364,12 +198,36 @@ def plain_markdown(notebook: nbformat.NotebookNode, index: BookIndex,
     return notebook
 
 
+def _index_and_glue(notebook: nbformat.NotebookNode, index: BookIndex | None,
+                    folder: Path | None = None) -> tuple[BookIndex, dict[str, dict]]:
+    """``index`` (by default the notebook's own) and the values the notebook's markdown glues.
+
+    Values missing from the stored outputs come from running a copy of the
+    notebook in ``folder``; without a folder they raise ``ValueError``.
+
+    >>> cell = nbformat.v4.new_markdown_cell("{glue:text}`t2`")
+    >>> _index_and_glue(nbformat.v4.new_notebook(cells=[cell]), None)
+    Traceback (most recent call last):
+    ...
+    ValueError: glued values ['t2'] are not in the stored outputs: execute the notebook first
+    """
+    index = index if index is not None else index_notebook(notebook)
+    glue = glue_values(notebook)
+    missing = glued_names(notebook) - set(glue)
+    if missing:
+        if folder is None:
+            raise ValueError(f"glued values {sorted(missing)} are not in the stored outputs: "
+                             "execute the notebook first")
+        glue = glue_values(execute(copy.deepcopy(notebook), Path(folder)))
+    return index, glue
+
+
 def make_student(notebook: nbformat.NotebookNode, index: BookIndex | None = None,
                  folder: Path | None = None) -> nbformat.NotebookNode:
     """The student version of one chapter notebook (a new notebook).
 
     ``index`` numbers chapters, figures, equations and exercises across the
-    book (:func:`tools.myst_plain.book_index`); without it they are numbered
+    book (:func:`tools.book_index.book_index`); without it they are numbered
     within this notebook alone. Glued values come from the stored outputs;
     if some are missing, a copy of the notebook is executed in ``folder``
     first (``ValueError`` without a folder).
@@ -378,14 +236,7 @@ def make_student(notebook: nbformat.NotebookNode, index: BookIndex | None = None
     >>> make_student(nbformat.v4.new_notebook()).cells[0].source.startswith("**Student version.**")
     True
     """
-    index = index if index is not None else index_notebook(notebook)
-    glue = glue_values(notebook)
-    missing = glued_names(notebook) - set(glue)
-    if missing:
-        if folder is None:
-            raise ValueError(f"glued values {sorted(missing)} are not in the stored outputs: "
-                             "execute the notebook first (or pass its folder)")
-        glue = glue_values(execute(copy.deepcopy(notebook), Path(folder)))
+    index, glue = _index_and_glue(notebook, index, folder)
     names = {label: f"exercise {target.number}" for label, target in index.exercises.items()}
     student = strip_solutions(notebook, names)
     plain_markdown(clear_outputs(student), index, glue)
@@ -407,11 +258,7 @@ def make_full(notebook: nbformat.NotebookNode, index: BookIndex | None = None) -
     >>> make_full(nbformat.v4.new_notebook(cells=[cell])).cells[1].source
     '#### Solution\\n\\nBecause.'
     """
-    index = index if index is not None else index_notebook(notebook)
-    glue = glue_values(notebook)
-    missing = glued_names(notebook) - set(glue)
-    if missing:
-        raise ValueError(f"glued values {sorted(missing)} are not in the stored outputs: execute the notebook first")
+    index, glue = _index_and_glue(notebook, index)
     full = plain_markdown(lab_metadata(copy.deepcopy(notebook)), index, glue)
     note = nbformat.v4.new_markdown_cell(FULL_NOTE)
     note.id = "teacher-note"
@@ -430,8 +277,7 @@ def main(argv: list[str] | None = None) -> list[Path]:
     chapters = chapter_notebooks(source)
     if not chapters:
         raise SystemExit(f"no chapter notebooks NN_slug.ipynb in {source}")
-    root = source.resolve().parent
-    index = book_index(source, root / "book", root / "references.bib")
+    index = book_index(source)
     target.mkdir(parents=True, exist_ok=True)
     written = []
     for path in chapters:
