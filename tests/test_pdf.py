@@ -44,8 +44,10 @@ import yaml
 
 from lib.serving import best, plan
 from lib.transformer import PRESETS
-from tools.browser import missing_chromium
-from tools.pdf import MARGINS_MM, PDF, TITLE, report_path
+from tools.browser import missing_chromium, toc_parts
+from tools.pdf import PDF, report_path
+from tools.pdf_page import MARGINS_MM, TITLE
+from tools.prerequisites import require
 
 pytestmark = pytest.mark.pdf
 
@@ -104,12 +106,15 @@ def source_title(path: Path) -> str:
 
 
 def toc_entries(toc_path: Path = ROOT / "_toc.yml") -> list[dict]:
-    """Pages of the table of contents in order: ``file``, ``title``, ``part``, ``chapter``."""
+    """Pages of the table of contents in order (:func:`tools.browser.toc_parts`).
+
+    Each is a dict: ``file`` (its path, no suffix), ``part`` (the caption of
+    its part, None for the root page), ``source`` (the notebook or MyST file),
+    ``title`` and ``chapter`` (True for a notebook).
+    """
     toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
-    entries = [{"file": toc["root"], "part": None}]
-    for part in toc.get("parts", []):
-        for chapter in part.get("chapters", []):
-            entries.append({"file": chapter["file"], "part": part.get("caption")})
+    entries = [{"file": page.removesuffix(".html"), "part": caption}
+               for caption, pages in toc_parts(toc) for page in pages]
     for entry in entries:
         source = next(ROOT.glob(entry["file"] + ".*"))
         entry["title"] = source_title(source)
@@ -169,17 +174,11 @@ def shown_code(entries: list[dict]) -> str:
 @pytest.fixture(scope="module")
 def pdf() -> Path:
     missing = [tool for tool in POPPLER if shutil.which(tool) is None]
-    if missing:
-        message = (f"{', '.join(missing)} not found: install poppler-utils "
-                   "(`apt-get install -y poppler-utils`).")
-        if os.environ.get("CI"):
-            pytest.fail(message + " CI must check the PDF.")
-        pytest.skip(message + " PDF tests skipped.")
+    poppler = f"{', '.join(missing)} not found: install poppler-utils (`apt-get install -y poppler-utils`)."
+    require(poppler if missing else None, locally="PDF tests skipped.", in_ci="CI must check the PDF.")
     path = _pdf_path()
     if not path.is_file():
-        chromium = missing_chromium()
-        if chromium and not os.environ.get("CI"):
-            pytest.skip(chromium + " No PDF without it: PDF tests skipped.")
+        require(missing_chromium(), locally="No PDF without it: PDF tests skipped.", in_ci="CI must print the PDF.")
         pytest.fail(f"No PDF at {path}: run `make pdf` first (or set BOOK_PDF).")
     return path
 

@@ -102,3 +102,16 @@ def test_bibliography_entries_become_list_items():
     fixed = html_tweaks.fix_roles(body)
     assert 'role="doc-biblioentry"' not in fixed
     assert fixed.count('role="listitem"') == 1
+
+
+def test_toc_parts_give_each_page_its_part_caption():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    parts = browser.toc_parts(toc)
+    assert parts[0] == (None, [toc["root"] + ".html"])
+    assert [caption for caption, _ in parts[1:]] == [part["caption"] for part in toc["parts"]]
+    assert [page for _, pages in parts for page in pages] == browser.toc_pages_from(toc)
+
+
+def test_toc_parts_without_parts_put_the_chapters_after_the_root():
+    toc = {"root": "intro", "chapters": [{"file": "a"}, {"url": "https://example.org", "title": "x"}]}
+    assert browser.toc_parts(toc) == [(None, ["intro.html", "a.html"])]

@@ -13,26 +13,19 @@ where only the package registries are reachable.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tools.prerequisites import beside_python, require
+
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "book.yml"
 #: ``uses: owner/name@<40 hex digits>  # vX.Y.Z``
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
-
-
-def zizmor() -> str | None:
-    """The zizmor beside this Python (the virtual environment's), else the one on PATH."""
-    beside = Path(sys.executable).with_name("zizmor")
-    return str(beside) if beside.is_file() else shutil.which("zizmor")
 
 
 @pytest.fixture(scope="module")
@@ -45,12 +38,9 @@ def steps_text(job: dict) -> str:
 
 
 def test_zizmor_finds_nothing() -> None:
-    executable = zizmor()
-    if executable is None:
-        message = "zizmor not found: `.venv/bin/pip install -r requirements.txt` installs it."
-        if os.environ.get("CI"):
-            pytest.fail(message + " CI must lint the workflow.")
-        pytest.skip(message + " Workflow lint skipped.")
+    executable = beside_python("zizmor")
+    require(None if executable else "zizmor not found: `.venv/bin/pip install -r requirements.txt` installs it.",
+            locally="Workflow lint skipped.", in_ci="CI must lint the workflow.")
     done = subprocess.run([executable, "--offline", "--strict-collection", "--no-progress",
                            "--format", "plain", str(WORKFLOW)],
                           capture_output=True, text=True, cwd=ROOT)

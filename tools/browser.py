@@ -2,7 +2,8 @@
 
 Small pieces, each used by the browser tests and by ``tools.screenshots``:
 
-* :func:`toc_pages` lists the HTML pages of the table of contents, in reading order;
+* :func:`toc_pages` lists the HTML pages of the table of contents, in reading order
+  (:func:`toc_parts`: grouped by part);
 * :func:`serve` serves a built site on ``127.0.0.1`` at a free port, in a thread;
 * :func:`launch` starts the system Chromium through Playwright with the flags
   that keep it off the network. Playwright never downloads a browser here;
@@ -35,8 +36,8 @@ from typing import Any, Iterator
 
 __all__ = [
     "CHROMIUM", "CHROMIUM_ARGS", "LOCAL_SCHEMES", "chromium_path", "missing_chromium", "missing_book",
-    "toc_pages", "toc_pages_from", "serve", "launch", "is_external", "offline_context", "wait_for_mathjax",
-    "resolve", "start_tags",
+    "toc_parts", "toc_pages", "toc_pages_from", "serve", "launch", "is_external", "offline_context",
+    "wait_for_mathjax", "resolve", "start_tags",
 ]
 
 #: Where Debian's ``apt-get install chromium`` puts the browser.
@@ -75,34 +76,53 @@ def missing_chromium(executable: str | None = None) -> str | None:
             "`apt-get install -y chromium` (or set CHROMIUM_PATH).")
 
 
-def missing_book(site: str | Path, make: str = "make book") -> str | None:
-    """What to do when ``site`` holds no built book (no ``index.html``); None when it does.
+def missing_book(site: str | Path, make: str = "make book", page: str = "index.html") -> str | None:
+    """What to do when ``site`` holds no built book (no ``page``); None when it does.
 
     >>> missing_book("/nowhere/html")
-    'No built book at /nowhere/html: run `make book` first.'
+    'No built book at /nowhere/html (no index.html): run `make book` first.'
+    >>> missing_book("/nowhere/singlehtml", "make pdf", "book/intro.html")
+    'No built book at /nowhere/singlehtml (no book/intro.html): run `make pdf` first.'
     """
-    if (Path(site) / "index.html").is_file():
+    if (Path(site) / page).is_file():
         return None
-    return f"No built book at {site}: run `{make}` first."
+    return f"No built book at {site} (no {page}): run `{make}` first."
+
+
+def _entry_pages(entry: dict) -> list[str]:
+    """HTML paths of a ``_toc.yml`` entry's file and, in order, every entry nested in it."""
+    pages = [str(entry["file"]) + ".html"] if "file" in entry else []
+    for key in ("sections", "chapters", "parts"):
+        for nested in entry.get(key, []):
+            pages += _entry_pages(nested)
+    return pages
+
+
+def toc_parts(toc: dict) -> list[tuple[str | None, list[str]]]:
+    """``(caption, pages)`` of each part of a parsed ``_toc.yml``, in reading order.
+
+    Pages are HTML paths relative to the site root. The root page, and the
+    chapters of a table of contents without parts, come first under the
+    caption None. Entries with a ``url`` (external links) have no page of
+    ours and are skipped.
+
+    >>> toc_parts({"root": "intro", "parts": [{"caption": "One", "chapters": [
+    ...     {"file": "a", "sections": [{"file": "a1"}]}, {"url": "https://example.org"}]}]})
+    [(None, ['intro.html']), ('One', ['a.html', 'a1.html'])]
+    """
+    loose = [str(toc["root"]) + ".html"]
+    for key in ("chapters", "sections"):
+        for entry in toc.get(key, []):
+            loose += _entry_pages(entry)
+    return [(None, loose)] + [(part.get("caption"), _entry_pages(part)) for part in toc.get("parts", [])]
 
 
 def toc_pages_from(toc: dict) -> list[str]:
-    """HTML paths (relative to the site root) of every file a parsed ``_toc.yml`` lists.
+    """HTML paths (relative to the site root) of every file a parsed ``_toc.yml`` lists, in order.
 
-    Entries with a ``url`` (external links) have no page of ours and are skipped.
+    The pages of :func:`toc_parts`, one part after another.
     """
-    pages = [str(toc["root"]) + ".html"]
-
-    def walk(entries: list[dict]) -> None:
-        for entry in entries:
-            if "file" in entry:
-                pages.append(str(entry["file"]) + ".html")
-            for key in ("sections", "chapters", "parts"):
-                walk(entry.get(key, []))
-
-    for key in ("parts", "chapters", "sections"):
-        walk(toc.get(key, []))
-    return pages
+    return [page for _, pages in toc_parts(toc) for page in pages]
 
 
 def toc_pages(toc_path: str | Path = "_toc.yml") -> list[str]:

@@ -12,7 +12,7 @@ one folder ``twice-the-devices-workshop/`` holds
 * ``html/``: the built book *without answers*: every solution dropdown is cut
   out of the pages, the teacher's answer sheet and its links are gone, images
   that only a solution showed are dropped, and each chapter's download button
-  serves the student notebook;
+  serves the student notebook (:mod:`tools.participant_html`);
 * ``student/``: the student notebooks (``make student``);
 * ``lib/``, ``pyproject.toml``, ``data/``: the library's source and the data
   the chapters read;
@@ -21,13 +21,13 @@ one folder ``twice-the-devices-workshop/`` holds
 
 ``_build/dist/twice-the-devices-teacher.zip`` (folder
 ``twice-the-devices-teacher/``) holds everything: the book as built (with the
-solutions and ``book/answers.html``), the teacher's reading copies of the full
-chapters (``notebooks/``, from ``python -m tools.student --full``), the
-student notebooks, ``lib/``, ``data/``, all requirements files and the same
-README.
+solutions and ``book/answers.html``), the PDF (:data:`tools.pdf.PDF`, when
+``make pdf`` made it), the teacher's reading copies of the full chapters
+(``notebooks/``, from ``python -m tools.student --full``), the student
+notebooks, ``lib/``, ``data/``, all requirements files and the same README.
 
 Neither zip holds packages. ``--wheels`` prepares them *outside* the bundle
-(:func:`prepare_wheels`): exactly the wheels of
+(:func:`tools.wheels.prepare_wheels`): exactly the wheels of
 ``requirements-participant.txt`` for this machine's system and Python, plus a
 wheel of the project itself, so that ``pip install --no-index`` needs nothing
 else. The teacher copies that folder into the unzipped bundle as ``wheels/``;
@@ -42,38 +42,34 @@ The zips are reproducible: entries are sorted and carry one fixed timestamp.
 
 from __future__ import annotations
 
-import posixpath
-import re
-import shutil
-import subprocess
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
 from tools.browser import missing_book
+from tools.bundle_files import files_under
+from tools.participant_html import ANSWER_PAGES, participant_html
+from tools.pdf import PDF
+from tools.wheels import TORCH_CPU_INDEX, folder_megabytes, prepare_wheels
 
 __all__ = [
     "NAME",
     "TEACHER_NAME",
-    "TORCH_CPU_INDEX",
+    "BUNDLES",
     "PARTICIPANT_COMMANDS",
     "ANSWER_PAGES",
     "README",
     "participant_html",
     "collect",
     "build_zip",
-    "download_wheels",
-    "project_wheel",
-    "prepare_wheels",
     "main",
 ]
 
 NAME = "twice-the-devices-workshop"
 TEACHER_NAME = "twice-the-devices-teacher"
 
-#: PyTorch's index of CPU-only builds (Linux wheels there carry ``+cpu``).
-TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+#: Each kind of bundle and its one top folder (also the zip's name).
+BUNDLES = {"participant": NAME, "teacher": TEACHER_NAME}
 
 #: What a participant types, in the unzipped bundle with ``wheels/`` copied in.
 PARTICIPANT_COMMANDS = [
@@ -83,13 +79,8 @@ PARTICIPANT_COMMANDS = [
     ".venv/bin/jupyter lab student/",
 ]
 
-#: Pages of the built book that hold answers: left out of the participant bundle.
-ANSWER_PAGES = ("book/answers.html",)
-
 #: Fixed timestamp for every entry, so two builds of the same files are identical.
 _STAMP = (2026, 1, 1, 0, 0, 0)
-
-_SKIP_PARTS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis", ".doctrees"}
 
 _COMMANDS = "\n".join("    " + line for line in PARTICIPANT_COMMANDS)
 
@@ -138,12 +129,6 @@ would fetch the CUDA build, several GB):
 """
 
 
-def _files(folder: Path) -> list[Path]:
-    """Every plain file under ``folder``, caches skipped, sorted."""
-    return sorted(p for p in folder.rglob("*")
-                  if p.is_file() and not (_SKIP_PARTS & set(p.relative_to(folder).parts)))
-
-
 def _wanted(root: Path, kind: str, html: Path | None = None, student: Path | None = None,
             full: Path | None = None) -> dict[str, Path | None]:
     """Top-level names in a bundle of ``kind`` and where each comes from (None: generated)."""
@@ -160,113 +145,12 @@ def _wanted(root: Path, kind: str, html: Path | None = None, student: Path | Non
     if kind == "teacher":
         wanted["notebooks"] = full or build / "full"
         wanted["requirements.txt"] = root / "requirements.txt"
-        pdf = build / "pdf" / "twice-the-devices.pdf"      # solutions opened out; `make dist` builds it first
+        pdf = root / PDF      # solutions opened out; `make dist` builds it first
         if pdf.is_file():
-            wanted["twice-the-devices.pdf"] = pdf
-    if (root / "data").is_dir() and _files(root / "data"):
+            wanted[PDF.name] = pdf
+    if (root / "data").is_dir() and files_under(root / "data"):
         wanted["data"] = root / "data"
     return wanted
-
-
-# ------------------------------------------------------------------ answers out of the HTML
-
-
-def _page_links(soup, page: str, removed: set[str]) -> None:
-    """Take every link from ``page`` to a removed page out of ``soup``.
-
-    A ``<link>`` in the head and a previous/next button go; a list item that
-    holds nothing but the link (the navigation) goes with it; a link inside a
-    sentence keeps its words and loses only the link.
-    """
-    for link in soup.find_all(["a", "link"], href=True):
-        href = link["href"].split("#")[0].split("?")[0]
-        if not href or "://" in href:
-            continue
-        target = posixpath.normpath(posixpath.join(posixpath.dirname(page), href))
-        if target not in removed:
-            continue
-        item = link.find_parent("li")
-        if link.name == "link" or {"prev", "next", "left-prev", "right-next"} & set(link.get("class", [])):
-            link.decompose()
-        elif item is not None and item.get_text(strip=True) == link.get_text(strip=True):
-            item.decompose()
-        else:
-            link.unwrap()
-
-
-def _search_index(text: str, removed: set[str]) -> str:
-    """Sphinx's ``searchindex.js`` with removed pages unreachable from search."""
-    import json
-
-    match = re.fullmatch(r"(?s)(\s*Search\.setIndex\()(.*)(\)\s*;?\s*)", text)
-    if not match:
-        return text
-    index = json.loads(match.group(2))
-    gone = {i for i, name in enumerate(index.get("filenames", [])) if
-            posixpath.splitext(name)[0] + ".html" in removed}
-    gone |= {i for i, name in enumerate(index.get("docnames", [])) if name + ".html" in removed}
-    for key in ("terms", "titleterms"):
-        for word, docs in list(index.get(key, {}).items()):
-            kept = [d for d in (docs if isinstance(docs, list) else [docs]) if d not in gone]
-            if kept:
-                index[key][word] = kept if isinstance(docs, list) else kept[0]
-            else:
-                del index[key][word]
-    for title, places in list(index.get("alltitles", {}).items()):
-        kept = [p for p in places if p[0] not in gone]
-        if kept:
-            index["alltitles"][title] = kept
-        else:
-            del index["alltitles"][title]
-    return match.group(1) + json.dumps(index, separators=(",", ":")) + match.group(3)
-
-
-def participant_html(html: Path, student: Path | None = None) -> dict[str, bytes | Path]:
-    """The built book without answers: relative path -> new bytes, or the file to copy.
-
-    Solution blocks (``div.solution``, the dropdowns of sphinx-exercise) are cut
-    from every page; :data:`ANSWER_PAGES` and their sources are left out and
-    links to them removed, also from search; images no remaining page shows
-    are dropped; ``_sources/notebooks/NN_slug.ipynb`` (what each chapter's
-    download button serves) becomes the student notebook of that name when
-    ``student`` has one, and is left out otherwise (so is any other form of a
-    chapter's source); the prose pages' sources stay.
-    """
-    from bs4 import BeautifulSoup
-
-    html = Path(html)
-    removed = set(ANSWER_PAGES)
-    files = {p.relative_to(html).as_posix(): p for p in _files(html)}
-    out: dict[str, bytes | Path] = {}
-    shown: set[str] = set()
-    for name, path in files.items():
-        if name in removed or any(name.startswith("_sources/" + posixpath.splitext(page)[0])
-                                  for page in removed):
-            continue
-        if name.endswith(".html"):
-            soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
-            for block in soup.select("div.solution"):
-                block.decompose()
-            _page_links(soup, name, removed)
-            for tag in soup.find_all(src=True):
-                shown.add(posixpath.normpath(posixpath.join(posixpath.dirname(name), tag["src"])))
-            out[name] = str(soup).encode("utf-8")
-        elif name == "searchindex.js":
-            out[name] = _search_index(path.read_text(encoding="utf-8"), removed).encode("utf-8")
-        elif name.startswith("_sources/notebooks/") and name.endswith(".ipynb"):
-            replacement = Path(student) / Path(name).name if student else None
-            if replacement is not None and replacement.is_file():
-                out[name] = replacement
-        elif name.startswith("_sources/notebooks/"):
-            continue  # a chapter's source in another form would hold its solutions too
-        else:
-            out[name] = path
-    for name in [n for n in out if n.startswith("_images/") and n not in shown]:
-        del out[name]
-    return out
-
-
-# ------------------------------------------------------------------ the zips
 
 
 def collect(root: Path = Path("."), kind: str = "participant", html: Path | None = None,
@@ -286,21 +170,21 @@ def collect(root: Path = Path("."), kind: str = "participant", html: Path | None
     ...
     FileNotFoundError: html: no/such/folder is missing (run `make book student` first)
     """
-    if kind not in ("participant", "teacher"):
-        raise ValueError(f"kind must be 'participant' or 'teacher', got {kind!r}")
-    root = Path(root)
-    top = NAME if kind == "participant" else TEACHER_NAME
+    if kind not in BUNDLES:
+        raise ValueError(f"kind must be one of {sorted(BUNDLES)}, got {kind!r}")
+    top = BUNDLES[kind]
+    wanted = _wanted(Path(root), kind, html, student, full)
     entries: dict[str, bytes | Path | None] = {}
-    for name, source in _wanted(root, kind, html, student, full).items():
+    for name, source in wanted.items():
         if source is None:
             entries[f"{top}/{name}"] = None
         elif source.is_file():
             entries[f"{top}/{name}"] = source
         elif source.is_dir():
             if name == "html" and kind == "participant":
-                files = participant_html(source, student or root / "_build" / "student")
+                files = participant_html(source, wanted["student"])
             else:
-                paths = _files(source)
+                paths = files_under(source)
                 if name in ("notebooks", "student"):
                     paths = [p for p in paths if p.suffix == ".ipynb" and p.parent == source]
                 files = {p.relative_to(source).as_posix(): p for p in paths}
@@ -327,7 +211,7 @@ def build_zip(target: Path, root: Path = Path("."), kind: str = "participant", h
     entries = collect(root, kind, html, student, full)
     target = Path(target)
     target.mkdir(parents=True, exist_ok=True)
-    path = target / f"{NAME if kind == 'participant' else TEACHER_NAME}.zip"
+    path = target / f"{BUNDLES[kind]}.zip"
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
         for name in sorted(entries):
             info = zipfile.ZipInfo(name, date_time=_STAMP)
@@ -344,62 +228,6 @@ def build_zip(target: Path, root: Path = Path("."), kind: str = "participant", h
     return path
 
 
-# ------------------------------------------------------------------ wheels
-
-
-def _pip(python: str, *args: str) -> None:
-    command = [python, "-m", "pip", *args]
-    print("$", " ".join(command), flush=True)
-    subprocess.run(command, check=True)
-
-
-def download_wheels(target: Path, root: Path = Path("."), python: str = sys.executable) -> Path:
-    """``pip download --no-deps`` every package of ``requirements-participant.txt`` into ``target``."""
-    target = Path(target)
-    target.mkdir(parents=True, exist_ok=True)
-    _pip(python, "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
-         "-r", str(Path(root) / "requirements-participant.txt"), "-d", str(target))
-    return target
-
-
-def project_wheel(target: Path, root: Path = Path("."), python: str = sys.executable) -> Path:
-    """Build the wheel of the project (``lib``) into ``target`` from a clean copy; return its path.
-
-    Built from a temporary copy of ``lib/`` and ``pyproject.toml``, so that
-    no ``build/`` or ``*.egg-info`` folder lands in the repository.
-    """
-    root, target = Path(root), Path(target)
-    target.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        shutil.copytree(root / "lib", Path(tmp) / "lib", ignore=shutil.ignore_patterns(*_SKIP_PARTS, "*.pyc"))
-        shutil.copy2(root / "pyproject.toml", Path(tmp) / "pyproject.toml")
-        before = set(target.glob("*.whl"))
-        _pip(python, "wheel", "--no-deps", "--disable-pip-version-check", "-q", tmp, "-w", str(target))
-    built = sorted(set(target.glob("twice_the_devices-*.whl")) - before) or sorted(
-        target.glob("twice_the_devices-*.whl"), key=lambda p: p.stat().st_mtime)
-    return built[-1]
-
-
-def prepare_wheels(target: Path, root: Path = Path("."), torch: bool = False,
-                   python: str = sys.executable) -> Path:
-    """Everything :data:`PARTICIPANT_COMMANDS` installs, as wheels in ``target``.
-
-    With ``torch``, also torch and its dependencies from :data:`TORCH_CPU_INDEX`
-    (the CPU build on Linux).
-    """
-    download_wheels(target, root, python)
-    project_wheel(target, root, python)
-    if torch:
-        _pip(python, "download", "--disable-pip-version-check", "-r",
-             str(Path(root) / "requirements-participant-torch.txt"),
-             "--index-url", TORCH_CPU_INDEX, "-d", str(target))
-    return Path(target)
-
-
-def _size(folder: Path) -> float:
-    return sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file()) / 1e6
-
-
 def main(argv: list[str] | None = None) -> list[Path]:
     """Command line: ``python -m tools.dist TARGET`` or ``python -m tools.dist --wheels TARGET [--torch]``."""
     argv = sys.argv[1:] if argv is None else argv
@@ -412,14 +240,14 @@ def main(argv: list[str] | None = None) -> list[Path]:
     if "--wheels" in flags:
         prepare_wheels(target, torch="--torch" in flags)
         count = len(list(target.glob("*.whl")))
-        print(f"wrote {count} wheels to {target} ({_size(target):.0f} MB); copy the folder into the "
+        print(f"wrote {count} wheels to {target} ({folder_megabytes(target):.0f} MB); copy the folder into the "
               f"unzipped bundle as wheels/")
         return [target]
     problem = missing_book(Path("_build/html"), make="make book student")
     if problem:
         raise SystemExit(problem)
     written = []
-    for kind in ("participant", "teacher"):
+    for kind in BUNDLES:
         try:
             path = build_zip(target, kind=kind)
         except FileNotFoundError as error:
@@ -428,7 +256,7 @@ def main(argv: list[str] | None = None) -> list[Path]:
             count = len(bundle.namelist())
         print(f"wrote {path} ({kind}: {count} files, {path.stat().st_size / 1e6:.1f} MB)")
         written.append(path)
-    print(f"hand out {NAME}.zip; keep {TEACHER_NAME}.zip (it holds the answers)")
+    print(f"hand out {BUNDLES['participant']}.zip; keep {BUNDLES['teacher']}.zip (it holds the answers)")
     return written
 
 

@@ -9,7 +9,6 @@ say to run ``make book``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -17,6 +16,7 @@ import pytest
 
 from site_support import PAGES, PageReport, book_html, report_page
 from tools.browser import chromium_path, launch, missing_book, missing_chromium, offline_context, serve
+from tools.prerequisites import require
 
 
 @pytest.fixture(scope="session")
@@ -38,11 +38,7 @@ def base_url(site_dir: Path) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     executable = chromium_path()
-    message = missing_chromium(executable)
-    if message:
-        if os.environ.get("CI"):
-            pytest.fail(message + " CI must run the browser tests.")
-        pytest.skip(message + " Browser tests skipped.")
+    require(missing_chromium(executable), locally="Browser tests skipped.", in_ci="CI must run the browser tests.")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
