@@ -256,16 +256,26 @@ def allreduce_cost(message_bytes: Number, devices: int, link: Link | str, algori
     ...
     ValueError: algorithm must be one of ('ring', 'tree', 'nvls', 'nvls_tree'), got 'mesh'
     """
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    _check_algorithms((algorithm,))
     if protocol not in PROTOCOLS:
         raise ValueError(f"protocol must be one of {PROTOCOLS}, got {protocol!r}")
     n = _checks.nonnegative("message_bytes", message_bytes)
-    k, nodes_, intra, inter, nics = _topology(devices, nodes, link, inter_link, nics_per_node)
+    return _pair_cost(n, algorithm, protocol, *_topology(devices, nodes, link, inter_link, nics_per_node))
+
+
+def _check_algorithms(algorithms: tuple[str, ...]) -> None:
+    for algorithm in algorithms:
+        if algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+
+
+def _pair_cost(n: np.ndarray, algorithm: str, protocol: str, k: int, nodes: int, intra: Link, inter: Link | None,
+               nics: int) -> Cost:
+    """:func:`allreduce_cost` once its arguments are checked (``_topology``'s tuple)."""
     if k == 1:
         return Cost(algorithm, protocol, 0.0, math.inf, _checks.result(np.zeros_like(n)))
-    bandwidth = _allreduce_bandwidth(algorithm, protocol, k, nodes_, intra, inter, nics)
-    latency = _allreduce_latency(algorithm, protocol, k, nodes_, intra, inter)
+    bandwidth = _allreduce_bandwidth(algorithm, protocol, k, nodes, intra, inter, nics)
+    latency = _allreduce_latency(algorithm, protocol, k, nodes, intra, inter)
     time = np.full_like(n, np.inf) if bandwidth == 0 else latency + n / bandwidth
     return Cost(algorithm, protocol, latency, bandwidth, _checks.result(time))
 
@@ -286,8 +296,9 @@ def tune_allreduce(message_bytes: Number, devices: int, link: Link | str, nodes:
     'Simple'
     """
     n = _checks.nonnegative("message_bytes", message_bytes)
-    costs = {(a, p): allreduce_cost(n, devices, link, a, p, nodes, inter_link, nics_per_node)
-             for a in algorithms for p in PROTOCOLS}
+    _check_algorithms(tuple(algorithms))
+    topology = _topology(devices, nodes, link, inter_link, nics_per_node)
+    costs = {(a, p): _pair_cost(n, a, p, *topology) for a in algorithms for p in PROTOCOLS}
     pairs = list(costs)
     table = np.stack([np.broadcast_to(np.asarray(costs[pair].time, dtype=float), n.shape) for pair in pairs])
     best = np.argmin(table, axis=0)   # argmin keeps the first of equal times
