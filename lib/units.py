@@ -23,7 +23,7 @@ from __future__ import annotations
 __all__ = [
     "s", "ms", "us", "ns",
     "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "bit", "Gbit",
-    "TFLOPS",
+    "GBps", "TFLOPS",
 ]
 
 # Time, in seconds.
@@ -43,6 +43,9 @@ MiB = 1024.0**2
 GiB = 1024.0**3
 bit = 1 / 8
 Gbit = 1e9 * bit
+
+# Data rate, in bytes per second.
+GBps = GB / s
 
 # Arithmetic rate, in FLOP per second.
 TFLOPS = 1e12

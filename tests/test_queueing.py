@@ -336,3 +336,22 @@ def test_past_the_limit_the_queue_grows():
 def test_batching_names_bad_parameters(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("speedup", [1.1, 1.5, 1.9])
+def test_the_mean_response_crossover_is_where_the_two_means_meet(speedup):
+    mu = 3.0
+
+    def gap(rho):  # two replicas' mean response minus the faster server's
+        return (queueing.mmc_mean_response(2, 2 * rho * mu, mu)
+                - queueing.mmc_mean_response(1, 2 * rho * mu, speedup * mu))
+
+    crossover = queueing.mean_response_crossover(speedup)
+    assert crossover == pytest.approx(queueing.bisect(gap, 1e-9, speedup / 2 - 1e-9), rel=1e-9)
+    assert gap(crossover / 2) > 0 > gap((crossover + speedup / 2) / 2)
+
+
+@pytest.mark.parametrize("speedup", [2.0, 3.0, 0.0, -1.0, float("nan")])
+def test_the_mean_response_crossover_refuses_speedups_without_one(speedup):
+    with pytest.raises(ValueError, match="speedup"):
+        queueing.mean_response_crossover(speedup)

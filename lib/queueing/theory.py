@@ -34,7 +34,8 @@ import numpy as np
 
 from lib import _checks
 
-__all__ = ["bisect", "erlang_c", "mmc_mean_response", "mmc_response_survival", "mmc_response_quantile"]
+__all__ = ["bisect", "erlang_c", "mmc_mean_response", "mmc_response_survival", "mmc_response_quantile",
+           "mean_response_crossover"]
 
 Number = Any
 
@@ -183,3 +184,29 @@ def mmc_response_quantile(q: float, servers: int, rate: Number, service_rate: Nu
             hi *= 2
         out[index] = bisect(excess, 0.0, hi)
     return _checks.result(out)
+
+
+def mean_response_crossover(speedup: float) -> float:
+    """Load above which two replicas beat one server ``speedup`` times faster on the mean response.
+
+    Two M/M/1 servers of rate ``mu`` sharing one queue (M/M/2) against one of
+    rate ``s mu``, both offered ``lambda = 2 rho mu``. Their means
+    ``1 / (mu (1 - rho^2))`` and ``1 / (mu (s - 2 rho))`` are equal where
+    ``rho^2 - 2 rho + s - 1 = 0``, so the crossover is ``1 - sqrt(2 - s)``:
+    zero when ``s <= 1`` (the replicas win at every load). From ``s = 2`` on,
+    the faster server wins at every load, so there is no crossover.
+
+    >>> round(mean_response_crossover(1.75), 6)               # 1 - sqrt(0.25)
+    0.5
+    >>> mean_response_crossover(0.9)
+    0.0
+    >>> mean_response_crossover(2.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: speedup must be below 2 (from 2 on the faster server wins the mean at every load), got 2.0
+    """
+    s = _checks.scalar("speedup", speedup, _checks.positive)
+    if s >= 2:
+        raise ValueError(f"speedup must be below 2 (from 2 on the faster server wins the mean at every load), "
+                         f"got {speedup!r}")
+    return max(0.0, 1.0 - math.sqrt(2.0 - s))

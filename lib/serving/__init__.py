@@ -17,7 +17,7 @@ Introduced in chapter 7 (serving many users). One module per topic, all re-expor
 from lib.serving.layout import Cluster, Layout, check_layout, layouts, stage_layers
 from lib.serving.memory import (MemoryFit, activation_bytes, kv_bytes_per_token_per_device, kv_cache_bytes,
                                 memory_fit, stage_weight_bytes, weight_bytes_per_device)
-from lib.serving.plan import FrontierPoint, PlanRow, best, frontier, plan
+from lib.serving.plan import FrontierPoint, PlanRow, best, frontier, mean_context, plan
 from lib.serving.step import (ACTIVATION_BYTES, DecodeStep, StageWork, compute_bound_batch, decode_step,
                               expected_experts_touched, hop_time, prefill_time, stage_work)
 
@@ -27,5 +27,5 @@ __all__ = [
     "activation_bytes", "MemoryFit", "memory_fit",
     "ACTIVATION_BYTES", "expected_experts_touched", "StageWork", "stage_work", "hop_time", "DecodeStep", "decode_step",
     "prefill_time", "compute_bound_batch",
-    "PlanRow", "plan", "best", "FrontierPoint", "frontier",
+    "mean_context", "PlanRow", "plan", "best", "FrontierPoint", "frontier",
 ]

@@ -26,7 +26,7 @@ from lib.serving.memory import memory_fit
 from lib.serving.step import decode_step, prefill_time
 from lib.transformer import ModelConfig
 
-__all__ = ["PlanRow", "plan", "best", "FrontierPoint", "frontier"]
+__all__ = ["mean_context", "PlanRow", "plan", "best", "FrontierPoint", "frontier"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,19 @@ class PlanRow:
     def devices(self) -> int:
         """``tp * pp * dp``."""
         return self.tp * self.pp * self.dp
+
+
+def mean_context(prompt_tokens: float, output_tokens: float) -> float:
+    """The context a decode step reads on average over a generation: ``prompt + output / 2``.
+
+    The KV cache grows by one token per step, from ``prompt`` to
+    ``prompt + output``; :func:`plan` prices every step at this mean.
+
+    >>> mean_context(1024, 256)
+    1152.0
+    """
+    prompt = _checks.scalar("prompt_tokens", prompt_tokens, _checks.nonnegative)
+    return prompt + _checks.scalar("output_tokens", output_tokens, _checks.nonnegative) / 2
 
 
 def _limit(name: str, value: float | None) -> float | None:
@@ -146,7 +159,7 @@ def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, pr
         per_replica = math.ceil(total_batch / layout.dp)
         fit = memory_fit(config, cluster.device.memory_bytes, layout, per_replica, prompt + output,
                          bytes_per_element, kv_bytes_per_element, reserve, step_tokens)
-        step = decode_step(config, cluster, layout, per_replica, prompt + output / 2, **speed)
+        step = decode_step(config, cluster, layout, per_replica, mean_context(prompt, output), **speed)
         ttft = float(prefill_time(config, cluster, layout, prompt, **speed))
         tokens_per_s = total_batch / step.tpot
         misses = []
