@@ -303,43 +303,10 @@
     var svg = document.getElementById("calc-chart");
     var caption = document.getElementById("calc-chart-desc");
     var verdictEl = document.getElementById("calc-verdict");
-    var linkEl = document.getElementById("calc-link");
-    var status = document.getElementById("calc-copy-status");
     var lastResult = null;
 
-    // The address bar belongs to the calculator on its own page. The single-page book (the PDF's
-    // source, Sphinx's "singlehtml" builder) holds every tool on one page, so there no tool reads
-    // or writes the address: DOCUMENTATION_OPTIONS comes from Sphinx's documentation_options.js.
-    var ownsAddress = !(typeof DOCUMENTATION_OPTIONS !== "undefined" && DOCUMENTATION_OPTIONS.BUILDER === "singlehtml");
-
-    var linkHelp = document.getElementById("calc-link-help");
-    var openEl = document.getElementById("calc-open");
-    var fromFile = window.location.protocol === "file:";
-    var pageName = window.location.pathname.split("/").pop() || "calculator.html";
-    if (linkHelp) {
-      linkHelp.textContent = fromFile
-        ? "This copy of the book is a file on your computer, so the link is relative to this page: " +
-          "anyone pastes it into “Open a shared scenario” on their own copy."
-        : "Anyone who can reach this server opens the same scenario with this link.";
-    }
-
-    /* The scenario as a link that travels: the full address when served, relative when opened as a file. */
-    function updateUrl() {
-      var params = new URLSearchParams();
-      FIELDS.forEach(function (f) { params.set(f.name, form.elements[f.name].value.trim()); });
-      var url = window.location.pathname + "?" + params.toString() + window.location.hash;
-      if (ownsAddress) {
-        try { window.history.replaceState(null, "", url); } catch (e) { /* file:// in some browsers */ }
-      }
-      linkEl.value = fromFile
-        ? pageName + "?" + params.toString()
-        : window.location.href.split("#")[0].split("?")[0] + "?" + params.toString();
-    }
-
-    /* Fill the fields from a pasted link (absolute, relative, or just its query); true if any field was set. */
-    function openScenario(text) {
-      var query = String(text).trim().split("#")[0];
-      query = query.indexOf("?") >= 0 ? query.slice(query.indexOf("?") + 1) : query;
+    /* Fill the fields from a scenario's query; true if any field was set. */
+    function openScenario(query) {
       var given = new URLSearchParams(query);
       var found = false;
       FIELDS.forEach(function (f) {
@@ -348,8 +315,19 @@
       return found;
     }
 
-    // A shared link fills the fields.
-    if (ownsAddress) { openScenario(window.location.search); }
+    var link = window.ScenarioLink.wire({
+      ids: { link: "calc-link", help: "calc-link-help", open: "calc-open", openButton: "calc-open-button",
+             copy: "calc-copy", status: "calc-copy-status" },
+      page: "calculator.html", tool: "calculator", open: openScenario, update: update
+    });
+    openScenario(link.start);  // a shared link fills the fields
+
+    /* The scenario as a link that travels (see scenario-link.js). */
+    function updateUrl() {
+      var params = new URLSearchParams();
+      FIELDS.forEach(function (f) { params.set(f.name, form.elements[f.name].value.trim()); });
+      link.publish(params.toString());
+    }
 
     function update() {
       var values = {};
@@ -404,39 +382,12 @@
       window.requestAnimationFrame(function () { pending = false; drawChart(svg, caption, lastResult); });
     });
     form.addEventListener("input", function (event) {
-      if (event.target !== openEl) { update(); }
+      if (event.target !== link.openEl) { update(); }
     });
-    function openPasted() {
-      if (openScenario(openEl.value)) {
-        status.textContent = "Scenario opened.";
-        update();
-      } else {
-        status.textContent = "That link holds no scenario of this calculator.";
-      }
-    }
-    if (openEl) {
-      document.getElementById("calc-open-button").addEventListener("click", openPasted);
-      openEl.addEventListener("keydown", function (event) {
-        if (event.key === "Enter") { event.preventDefault(); openPasted(); }
-      });
-    }
     form.addEventListener("submit", function (event) { event.preventDefault(); });
     document.getElementById("calc-reset").addEventListener("click", function () {
       FIELDS.forEach(function (f) { form.elements[f.name].value = f.base; });
       update();
-    });
-    document.getElementById("calc-copy").addEventListener("click", function () {
-      var done = function () { status.textContent = "Link copied."; };
-      var manual = function () {
-        linkEl.focus();
-        linkEl.select();
-        status.textContent = "Press Ctrl+C (or ⌘C) to copy the selected link.";
-      };
-      if (navigator.clipboard && window.isSecureContext) {
-        navigator.clipboard.writeText(linkEl.value).then(done, manual);
-      } else {
-        manual();
-      }
     });
     update();
   }

@@ -694,16 +694,6 @@
     var svg = document.getElementById("pl-chart");
     var caption = document.getElementById("pl-chart-desc");
     var frontBody = document.getElementById("pl-front-rows");
-    var linkEl = document.getElementById("pl-share");
-    var openEl = document.getElementById("pl-open");
-    // The address bar belongs to the planner on its own page. The single-page book (the PDF's
-    // source, Sphinx's "singlehtml" builder) holds every tool on one page, so there no tool reads
-    // or writes the address: DOCUMENTATION_OPTIONS comes from Sphinx's documentation_options.js.
-    var ownsAddress = !(typeof DOCUMENTATION_OPTIONS !== "undefined" && DOCUMENTATION_OPTIONS.BUILDER === "singlehtml");
-    // From a file (file://) a full address names a folder of this disk, so the link is relative.
-    var fromFile = window.location.protocol === "file:";
-    var pageName = window.location.pathname.split("/").pop() || "planner.html";
-    var copyStatus = document.getElementById("pl-copy-status");
     var table = document.getElementById("pl-table");
     var last = null;
 
@@ -776,7 +766,7 @@
       return values;
     }
 
-    /* The scenario as a link that travels: the full address when served, relative when opened as a file. */
+    /* The scenario as a link that travels (see scenario-link.js). */
     function updateUrl(values) {
       var params = new URLSearchParams();
       NAMES.forEach(function (name) {
@@ -785,11 +775,7 @@
         if (RULES[name] && RULES[name].optional && values[name] === "") { return; }
         params.set(name, values[name]);
       });
-      var query = params.toString();
-      if (ownsAddress) {
-        try { window.history.replaceState(null, "", window.location.pathname + "?" + query + window.location.hash); } catch (e) { /* file:// */ }
-      }
-      linkEl.value = fromFile ? pageName + "?" + query : window.location.href.split("#")[0].split("?")[0] + "?" + query;
+      link.publish(params.toString());
     }
 
     function mark(name, message) {
@@ -976,13 +962,11 @@
       fillDevice();
     }
 
-    /* Fill the form from a scenario's query: a link (absolute or relative) or just its "?…" part.
-       What the query leaves out is the start, as in the link updateUrl writes. True if it held any input. */
-    function openQuery(text) {
-      var t = String(text).trim().split("#")[0];
-      var query = new URLSearchParams(t.indexOf("?") >= 0 ? t.slice(t.indexOf("?") + 1) : t);
+    /* Fill the form from a scenario's query. What the query leaves out is the start, as in
+       the link updateUrl writes. True if it held any input. */
+    function openQuery(query) {
       var fromLink = {};
-      query.forEach(function (value, key) { if (NAMES.indexOf(key) >= 0 || key === "nodes") { fromLink[key] = value; } });
+      new URLSearchParams(query).forEach(function (value, key) { if (NAMES.indexOf(key) >= 0 || key === "nodes") { fromLink[key] = value; } });
       if (!Object.keys(fromLink).length) { return false; }
       if ("nodes" in fromLink && !("devices" in fromLink)) {
         var k = Number(fromLink.devices_per_node || BASE.devices_per_node);
@@ -997,47 +981,21 @@
       return true;
     }
 
+    var link = window.ScenarioLink.wire({
+      ids: { link: "pl-share", help: "pl-share-help", open: "pl-open", openButton: "pl-open-button",
+             copy: "pl-copy", status: "pl-copy-status" },
+      page: "planner.html", tool: "planner", open: openQuery, update: update
+    });
     reset();
-    if (ownsAddress) { openQuery(window.location.search); }
-
-    var linkHelp = document.getElementById("pl-share-help");
-    if (linkHelp) {
-      linkHelp.textContent = fromFile
-        ? "This copy of the book is a file on your computer, so the link is relative to this page: " +
-          "anyone pastes it into “Open a shared scenario” on their own copy."
-        : "Anyone who can reach this server opens the same scenario with this link.";
-    }
-    function openPasted() {
-      if (openQuery(openEl.value)) {
-        copyStatus.textContent = "Scenario opened.";
-        update();
-      } else {
-        copyStatus.textContent = "That link holds no scenario of this planner.";
-      }
-    }
-    if (openEl) {
-      document.getElementById("pl-open-button").addEventListener("click", openPasted);
-      openEl.addEventListener("keydown", function (event) {
-        if (event.key === "Enter") { event.preventDefault(); openPasted(); }
-      });
-    }
+    openQuery(link.start);  // a shared link fills the form
 
     form.addEventListener("input", function (event) {
-      if (event.target !== openEl) { update(event); }
+      if (event.target !== link.openEl) { update(event); }
     });
     form.addEventListener("submit", function (event) { event.preventDefault(); });
     document.getElementById("pl-reset").addEventListener("click", function () {
       reset();
       update();
-    });
-    document.getElementById("pl-copy").addEventListener("click", function () {
-      var done = function () { copyStatus.textContent = "Link copied."; };
-      var manual = function () {
-        linkEl.focus();
-        linkEl.select();
-        copyStatus.textContent = "Press Ctrl+C (or ⌘C) to copy the selected link.";
-      };
-      if (navigator.clipboard && window.isSecureContext) { navigator.clipboard.writeText(linkEl.value).then(done, manual); } else { manual(); }
     });
     var pending = false;
     window.addEventListener("resize", function () {

@@ -97,6 +97,12 @@ def test_calculator_assets_stay_on_their_page():
     assert html_tweaks.keep("_static/doctools.js", "notebooks/03_break_even")
 
 
+def test_the_shared_scenario_link_loads_on_both_tools_and_nowhere_else():
+    for page in ("book/calculator", "book/planner"):
+        assert html_tweaks.keep("_static/scenario-link.js?v=1", page)
+    assert not html_tweaks.keep("_static/scenario-link.js?v=1", "notebooks/03_break_even")
+
+
 def test_bibliography_entries_become_list_items():
     body = '<div role="list" class="citation-list"><div class="citation" role="doc-biblioentry">A</div></div>'
     fixed = html_tweaks.fix_roles(body)

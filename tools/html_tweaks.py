@@ -28,14 +28,15 @@ from __future__ import annotations
 
 from typing import Any
 
-#: Asset file name -> the only page (Sphinx docname) that loads it.
+#: Asset file name -> the only pages (Sphinx docnames) that load it.
 PAGE_ONLY = {
-    "calculator.js": "book/calculator",
-    "calculator.css": "book/calculator",
-    "cheatsheet.css": "book/cheatsheet",
-    "planner.js": "book/planner",
-    "planner.css": "book/planner",
-    "planner-data.js": "book/planner",
+    "calculator.js": ("book/calculator",),
+    "calculator.css": ("book/calculator",),
+    "cheatsheet.css": ("book/cheatsheet",),
+    "planner.js": ("book/planner",),
+    "planner.css": ("book/planner",),
+    "planner-data.js": ("book/planner",),
+    "scenario-link.js": ("book/calculator", "book/planner"),
 }
 
 #: Sibling extensions in ``tools/`` that this one sets up (the folder is on the
@@ -91,12 +92,14 @@ def keep(asset: Any, pagename: str, single_page: bool = False) -> bool:
     (True, False)
     >>> keep("calculator.js", "book/intro", single_page=True)
     True
+    >>> keep("scenario-link.js", "book/planner"), keep("scenario-link.js", "book/intro")
+    (True, False)
     """
     name = asset_name(asset)
     if name in THEME_REPLACEMENTS or is_thebe(asset):
         return False
-    owner = PAGE_ONLY.get(name)
-    return owner is None or owner == pagename or single_page
+    pages = PAGE_ONLY.get(name)
+    return pages is None or pagename in pages or single_page
 
 
 def fix_roles(body: str) -> str:

@@ -89,15 +89,15 @@ def report_path(pdf: Path) -> Path:
     return Path(pdf).with_suffix(".json")
 
 
-def page_only_styles(owners: dict[str, str] | None = None) -> list[str]:
-    """Style sheets the HTML book loads on one page only (:data:`tools.html_tweaks.PAGE_ONLY`).
+def page_only_styles(owners: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+    """Style sheets the HTML book loads on its own pages only (:data:`tools.html_tweaks.PAGE_ONLY`).
 
     The single-page build loads them all; their print rules are dropped
     (:data:`tools.pdf_page.DROP_PRINT_RULES_JS`), since once every page shares one document a
     page's own paper layout (the cheat sheet's one-sheet rules) would apply to
     the whole book.
 
-    >>> page_only_styles({"calc.js": "book/calc", "calc.css": "book/calc", "sheet.css": "book/sheet"})
+    >>> page_only_styles({"calc.js": ("book/calc",), "calc.css": ("book/calc",), "sheet.css": ("book/sheet",)})
     ['calc.css', 'sheet.css']
     """
     if owners is None:

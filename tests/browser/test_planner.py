@@ -532,7 +532,7 @@ def test_accessible_and_offline(browser, base_url, scheme, state):
 
 
 #: The page's own bytes (HTML, scripts, data, style), not the theme's.
-OWN_FILES = [PAGE, "_static/planner.js", "_static/planner-data.js", "_static/planner.css"]
+OWN_FILES = [PAGE, "_static/planner.js", "_static/planner-data.js", "_static/scenario-link.js", "_static/planner.css"]
 
 
 def test_page_weighs_at_most_150_kB(site_dir):
