@@ -38,7 +38,7 @@ import nbformat
 import pytest
 
 import tools.dist
-from tools.myst_plain import book_index
+from tools.book_index import book_index
 from tools.student import make_student
 from tools.wheels import download_wheels, project_wheel
 
@@ -150,7 +150,7 @@ def test_offline_install_runs_a_student_notebook(wheels, tmp_path):
     (html / "index.html").write_text("<html></html>")
     student = tmp_path / "student"
     student.mkdir()
-    index = book_index(ROOT / "notebooks", ROOT / "book", ROOT / "references.bib")
+    index = book_index(ROOT / "notebooks")
     nbformat.write(make_student(nbformat.read(CHAPTER, as_version=4), index), student / CHAPTER.name)
     bundle_zip = tools.dist.build_zip(tmp_path / "dist", root=ROOT, html=html, student=student)
     zipfile.ZipFile(bundle_zip).extractall(tmp_path / "room")

@@ -22,12 +22,14 @@ import pytest
 from nbclient import NotebookClient
 
 import tools.dist
+import tools.participant_html
 import tools.student
-from tools.book_index import book_index, exercise_statements
+from tools.book_index import book_index, chapter_notebooks, exercise_statements
 from tools.execute import KERNELSPEC
 from tools.glue import format_glue, glue_values
 from tools.myst_plain import MYST_LEFTOVERS
-from tools.student import chapter_notebooks, exercise_headings, make_full, make_student, strip_solutions
+from tools.solutions import strip_solutions
+from tools.student import exercise_headings, make_full, make_student
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
@@ -297,7 +299,7 @@ def test_participant_html_has_no_answers(tmp_path):
     student = tmp_path / "student"
     student.mkdir()
     (student / "02_time_budget.ipynb").write_text('{"student": true}')
-    files = tools.dist.participant_html(_fake_site(tmp_path), student)
+    files = tools.participant_html.participant_html(_fake_site(tmp_path), student)
     assert "book/answers.html" not in files and "_images/secret.png" not in files
     assert "_images/kept.png" in files
     page = files["book/workshop.html"].decode()

@@ -8,7 +8,7 @@ solutions, their prose with glued numbers pasted in
 text the code printed. Figures are named, not drawn (the chapter shows them);
 hidden cells (``remove-input``, ``remove-cell``) are left out.
 
-The participant bundle leaves the sheet out (:data:`tools.dist.ANSWER_PAGES`).
+The participant bundle leaves the sheet out (:data:`tools.participant_html.ANSWER_PAGES`).
 
 >>> text = chapter_sheet(Path("notebooks/02_time_budget.ipynb"), book_index(Path("notebooks")))
 >>> text.startswith("```{rubric} Chapter 2. The time budget")
@@ -91,15 +91,13 @@ def chapter_sheet(path: Path, index: BookIndex) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def sheet(notebooks: Path, book: Path | None = None, bib: Path | None = None) -> list[str]:
+def sheet(notebooks: Path) -> list[str]:
     """:func:`chapter_sheet` for every chapter ``NN_slug.ipynb`` in ``notebooks``, in order.
-
-    ``book`` and ``bib`` default as in :func:`tools.book_index.book_index`.
 
     >>> [text.split("\\n", 1)[0] for text in sheet(Path("notebooks"))][1]
     '```{rubric} Chapter 2. The time budget'
     """
-    index = book_index(notebooks, book, bib)
+    index = book_index(notebooks)
     return [chapter_sheet(path, index) for path in chapter_notebooks(notebooks)]
 
 

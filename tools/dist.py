@@ -48,7 +48,7 @@ from pathlib import Path
 
 from tools.browser import missing_book
 from tools.bundle_files import files_under
-from tools.participant_html import ANSWER_PAGES, participant_html
+from tools.participant_html import participant_html
 from tools.pdf import PDF
 from tools.wheels import TORCH_CPU_INDEX, folder_megabytes, prepare_wheels
 
@@ -57,9 +57,7 @@ __all__ = [
     "TEACHER_NAME",
     "BUNDLES",
     "PARTICIPANT_COMMANDS",
-    "ANSWER_PAGES",
     "README",
-    "participant_html",
     "collect",
     "build_zip",
     "main",

@@ -42,12 +42,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.book_index import BookIndex, book_index
+from tools.book_index import BookIndex
 from tools.glue import format_glue, glue_key
 from tools.myst_syntax import DIRECTIVE, LABELLED_EQUATION, ROLE, TARGET_LINE, split_options
 
-# book_index stays importable from here: tests/test_offline_install.py imports it so.
-__all__ = ["to_plain", "MYST_LEFTOVERS", "book_index"]
+__all__ = ["to_plain", "MYST_LEFTOVERS"]
 
 #: Markup that must not survive :func:`to_plain` (the student-notebook test greps for it).
 MYST_LEFTOVERS = re.compile(r"\{glue|\{ref\}|\{term\}|\{numref\}|\{eq\}|\{cite|:label:|^\([\w-]+\)=",

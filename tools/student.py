@@ -73,9 +73,7 @@ from tools.solutions import strip_solutions
 __all__ = [
     "NOTE",
     "STUDENT_LANGUAGE",
-    "chapter_notebooks",
     "exercise_headings",
-    "strip_solutions",
     "FULL_NOTE",
     "lab_metadata",
     "clear_outputs",
