@@ -35,12 +35,16 @@ beyond the sweep)::
     devices           K;  message_bytes: bytes of the layer's all-reduce
     link.calibration  per link size: message_bytes, n, median_s, q1_s, q3_s, iqr_s, p10_s, p90_s, p99_s,
                       mean_s, min_s, max_s, samples_s (every repetition)
-    link.fit          latency_s, bus_bandwidth_Bps, devices, kind, residuals
+    link.fit          latency_s, bus_bandwidth_Bps (null when constrained), constrained (the timings did not
+                      grow with size, so the per-byte time was held at 0), devices, kind, residuals
     link.matched      the all-reduce at the layer's message size, many repetitions: summary and samples_s
-    held_out          folds; fits[f]: overhead_s, asymptote (eta_inf), devices, residuals,
+    held_out          folds; fits[f]: overhead_s, asymptote (eta_inf; null when constrained), constrained,
+                      devices, residuals,
                       fitted_on_hidden, predicts_hidden (the efficiency model that predicts fold f,
                       fitted on every fold but f)
-    bootstrap         resamples, seed, level, resampled (what was resampled)
+    bootstrap         resamples, seed, level, resampled (what was resampled), unphysical_fits: how many
+                      resamples had a link fit ("link") or an efficiency fit ("efficiency") whose timings did
+                      not grow with size and that was held at a zero slope
     sweep[i]          hidden; fold (of the held-out prediction)
                       measured_one_s, one_q1_s, one_q3_s, one_ci_s          T1: median, quartiles, CI of the median
                       measured_split_s, split_q1_s, split_q3_s, split_ci_s  T2: the same
@@ -62,6 +66,7 @@ beyond the sweep)::
                       median_abs_error, median_abs_error_matched, median_abs_error_all   (additivity check)
                       break_even_measured_hidden, break_even_measured_ci
                       break_even_held_out_hidden, break_even_held_out_ci, break_even_step_gap_held_out
+                      (each step gap null where one break-even lies beyond the sweep)
                       break_even_predicted_hidden, break_even_step_gap,
                       break_even_predicted_matched_hidden, break_even_step_gap_matched   (additivity check)
                       max_abs_error

@@ -38,7 +38,10 @@ class LinkFit:
     """A fitted link: per-collective ``latency`` (s) and ``bus_bandwidth`` (B/s).
 
     ``residuals`` holds ``(fitted - measured) / measured`` for every point the
-    fit used, so a reader sees where the straight line misses.
+    fit used, so a reader sees where the straight line misses. ``constrained``
+    is True when the times did not grow with the size, so the fit held the
+    per-byte time at its physical bound, zero (``bus_bandwidth`` infinite):
+    the sweep was too noisy to show a bandwidth.
 
     >>> from lib.units import KB, us
     >>> link = LinkFit(latency=1e-4, bus_bandwidth=1e9, devices=2, kind="allreduce")
@@ -51,6 +54,7 @@ class LinkFit:
     devices: int
     kind: str = "allreduce"
     residuals: tuple[float, ...] = ()
+    constrained: bool = False
 
     def transfer_bytes(self, message_bytes: Number) -> float | np.ndarray:
         """``V(n)``: bytes each device sends for a message of ``message_bytes``.
@@ -70,12 +74,18 @@ class LinkFit:
                                            self.latency, self.bus_bandwidth)
 
     def as_dict(self) -> dict[str, Any]:
-        """The fit as plain JSON-ready values (SI units in the key names)."""
-        return {"latency_s": self.latency, "bus_bandwidth_Bps": self.bus_bandwidth,
+        """The fit as plain JSON-ready values (SI units in the key names; an infinite bandwidth is ``None``).
+
+        >>> LinkFit(latency=1e-3, bus_bandwidth=float("inf"), devices=2, constrained=True).as_dict()["bus_bandwidth_Bps"] is None
+        True
+        """
+        bandwidth = self.bus_bandwidth if np.isfinite(self.bus_bandwidth) else None
+        return {"latency_s": self.latency, "bus_bandwidth_Bps": bandwidth, "constrained": self.constrained,
                 "devices": self.devices, "kind": self.kind, "residuals": list(self.residuals)}
 
 
-def fit_link(message_bytes: Number, seconds: Number, devices: int, kind: str = "allreduce") -> LinkFit:
+def fit_link(message_bytes: Number, seconds: Number, devices: int, kind: str = "allreduce",
+             constrain: bool = False) -> LinkFit:
     """Fit ``t = l + V(n) / B`` to timings of one collective over several sizes.
 
     Parameters
@@ -90,6 +100,14 @@ def fit_link(message_bytes: Number, seconds: Number, devices: int, kind: str = "
     kind : str
         The collective: ``"allreduce"`` (default), ``"allgather"``,
         ``"reducescatter"``, ``"alltoall"``, ``"broadcast"`` or ``"reduce"``.
+    constrain : bool
+        What to do when the times do not grow with the size (a noisy sweep:
+        the small message came out slower than the large one). False raises a
+        ValueError; True fits under the physical constraint that a byte
+        costs no negative time: the per-byte time is held at zero, the
+        bandwidth is infinite and the fit says ``constrained=True``. The
+        bootstrap and :func:`lib.measure.analyse` use True, so that one noisy
+        resample never ends a run.
 
     Returns
     -------
@@ -113,6 +131,13 @@ def fit_link(message_bytes: Number, seconds: Number, devices: int, kind: str = "
     Traceback (most recent call last):
     ...
     ValueError: devices must be >= 2, got 1
+    >>> fit_link([4e3, 1e6], [2e-3, 1e-3], devices=2)
+    Traceback (most recent call last):
+    ...
+    ValueError: seconds must grow with message_bytes to fit a bandwidth; got slope -1.004e-09 s/byte (constrain=True holds it at 0)
+    >>> noisy = fit_link([4e3, 1e6], [2e-3, 1e-3], devices=2, constrain=True)
+    >>> noisy.constrained, noisy.bus_bandwidth, round(noisy.latency * 1e3, 4)
+    (True, inf, 1.2)
     """
     sizes = _checks.nonnegative("message_bytes", message_bytes).ravel()
     times = _checks.positive("seconds", seconds).ravel()
@@ -123,11 +148,15 @@ def fit_link(message_bytes: Number, seconds: Number, devices: int, kind: str = "
         raise ValueError(f"message_bytes must hold at least two different sizes, got {np.unique(sizes).tolist()}")
     volume = np.asarray(collectives.bytes_sent(kind, sizes, devices), dtype=float)
     latency, per_byte = _relative_line(volume, times)
-    if not per_byte > 0:
+    if per_byte > 0:
+        return LinkFit(latency=latency, bus_bandwidth=float(1.0 / per_byte), devices=int(devices),
+                       kind=str(kind), residuals=_residuals(latency + volume * per_byte, times))
+    if not constrain:
         raise ValueError("seconds must grow with message_bytes to fit a bandwidth; "
-                         f"got slope {per_byte!r} s/byte")
-    return LinkFit(latency=latency, bus_bandwidth=float(1.0 / per_byte), devices=int(devices),
-                   kind=str(kind), residuals=_residuals(latency + volume * per_byte, times))
+                         f"got slope {per_byte:.4g} s/byte (constrain=True holds it at 0)")
+    flat = _flat_line(times)
+    return LinkFit(latency=flat, bus_bandwidth=np.inf, devices=int(devices), kind=str(kind),
+                   residuals=_residuals(np.full_like(times, flat), times), constrained=True)
 
 
 def _relative_line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -147,6 +176,15 @@ def _relative_line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return float(intercept), float(slope)
 
 
+def _flat_line(y: np.ndarray) -> float:
+    """The intercept of ``y = a`` (slope held at 0), least squares on relative errors: ``sum(1/y) / sum(1/y^2)``.
+
+    >>> round(_flat_line(np.array([1.0, 2.0])), 6)
+    1.2
+    """
+    return float(np.sum(1.0 / y) / np.sum(1.0 / y**2))
+
+
 def _residuals(fitted: np.ndarray, measured: np.ndarray) -> tuple[float, ...]:
     return tuple(float(r) for r in (fitted - measured) / measured)
 
@@ -162,6 +200,9 @@ class EfficiencyFit:
     ``eta(C) = C / (K T_shard(C))``: low for small layers, where ``s``
     weighs, and close to ``eta_inf`` for large ones. ``residuals`` holds
     ``(fitted - measured) / measured`` for every shard time the fit used.
+    ``constrained`` is True when the shard times did not grow with the whole
+    and the fit held the per-second slope at zero (``asymptote`` infinite):
+    the calibrations were too noisy to show how a shard scales.
 
     >>> from lib.units import ms
     >>> fit = EfficiencyFit(overhead=0.1 * ms, asymptote=1.0, devices=2)
@@ -173,6 +214,7 @@ class EfficiencyFit:
     asymptote: float
     devices: int
     residuals: tuple[float, ...] = ()
+    constrained: bool = False
 
     def shard_time(self, one_s: Number) -> float | np.ndarray:
         """``s + C / (K eta_inf)``: seconds of one ``1/K`` shard of a layer that takes ``one_s`` whole."""
@@ -189,12 +231,13 @@ class EfficiencyFit:
         return _checks.result(work / (self.devices * self.shard_time(work)))
 
     def as_dict(self) -> dict[str, Any]:
-        """The fit as plain JSON-ready values."""
-        return {"overhead_s": self.overhead, "asymptote": self.asymptote, "devices": self.devices,
-                "residuals": list(self.residuals)}
+        """The fit as plain JSON-ready values (an infinite asymptote is ``None``)."""
+        asymptote = self.asymptote if np.isfinite(self.asymptote) else None
+        return {"overhead_s": self.overhead, "asymptote": asymptote, "constrained": self.constrained,
+                "devices": self.devices, "residuals": list(self.residuals)}
 
 
-def fit_efficiency(whole_s: Number, shard_s: Number, devices: int) -> EfficiencyFit:
+def fit_efficiency(whole_s: Number, shard_s: Number, devices: int, constrain: bool = False) -> EfficiencyFit:
     """Fit ``T_shard = s + T_whole / (K eta_inf)`` to shard and whole timings at several sizes.
 
     Parameters
@@ -206,6 +249,10 @@ def fit_efficiency(whole_s: Number, shard_s: Number, devices: int) -> Efficiency
         communication), in seconds.
     devices : int
         ``K`` (at least 1).
+    constrain : bool
+        As in :func:`fit_link`: shard times that do not grow with the whole
+        raise a ValueError, or with True get the slope held at zero (an
+        infinite ``asymptote``, ``constrained=True``).
 
     Returns
     -------
@@ -240,10 +287,15 @@ def fit_efficiency(whole_s: Number, shard_s: Number, devices: int) -> Efficiency
     if np.unique(whole).size < 2:
         raise ValueError(f"whole_s must hold at least two different times, got {np.unique(whole).tolist()}")
     overhead, per_second = _relative_line(whole, shard)
-    if not per_second > 0:
-        raise ValueError(f"shard_s must grow with whole_s to fit an efficiency; got slope {per_second!r}")
-    return EfficiencyFit(overhead=overhead, asymptote=float(1.0 / (k * per_second)), devices=k,
-                         residuals=_residuals(overhead + whole * per_second, shard))
+    if per_second > 0:
+        return EfficiencyFit(overhead=overhead, asymptote=float(1.0 / (k * per_second)), devices=k,
+                             residuals=_residuals(overhead + whole * per_second, shard))
+    if not constrain:
+        raise ValueError(f"shard_s must grow with whole_s to fit an efficiency; got slope {per_second:.4g} "
+                         "(constrain=True holds it at 0)")
+    flat = _flat_line(shard)
+    return EfficiencyFit(overhead=flat, asymptote=np.inf, devices=k, residuals=_residuals(np.full_like(shard, flat),
+                                                                                         shard), constrained=True)
 
 
 #: A small published table of NCCL all-reduce timings, for fitting by hand:

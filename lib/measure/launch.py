@@ -22,6 +22,7 @@ ValueError: devices must be >= 2, got 1
 from __future__ import annotations
 
 import json
+import importlib.util
 import os
 import shutil
 import signal
@@ -37,8 +38,8 @@ from typing import Any, Callable
 
 from lib import _checks
 
-__all__ = ["MeasureError", "Context", "available_cores", "cuda_devices", "resolve_backend", "free_port",
-           "launch", "under_torchrun", "init_worker", "close_worker", "CONFIG_ENV"]
+__all__ = ["MeasureError", "Context", "available_cores", "cuda_devices", "NEEDS_TORCH", "live_run_problem",
+           "resolve_backend", "free_port", "launch", "under_torchrun", "init_worker", "close_worker", "CONFIG_ENV"]
 
 #: Environment variable naming the JSON config of a worker this launcher started.
 CONFIG_ENV = "LIB_MEASURE_CONFIG"
@@ -63,10 +64,36 @@ def available_cores() -> int:
 
 
 def cuda_devices() -> int:
-    """How many CUDA devices torch sees (0 without a CUDA build or GPU)."""
+    """How many CUDA devices torch sees (0 without torch, a CUDA build or a GPU)."""
+    if importlib.util.find_spec("torch") is None:
+        return 0
     import torch
 
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+#: What to say when torch is missing: the one thing a live run needs beyond numpy.
+NEEDS_TORCH = ("The live run needs PyTorch, which is not installed here (everything else in this chapter works "
+               "without it): pip install -r requirements-participant-torch.txt, or offline from the workshop's "
+               "wheels folder: pip install --no-index --find-links wheels -r requirements-participant-torch.txt")
+
+
+def live_run_problem(devices: int = 2) -> str | None:
+    """Why a live run of ``devices`` ranks cannot start on this machine, in one line, or ``None`` if it can.
+
+    It needs torch, and a CPU core or a CUDA device per rank.
+
+    >>> live_run_problem(devices=10**6) is not None
+    True
+    """
+    k = _checks.scalar_count("devices", devices, minimum=2)
+    if importlib.util.find_spec("torch") is None:
+        return NEEDS_TORCH
+    cores, gpus = available_cores(), cuda_devices()
+    if cores < k and gpus < k:
+        return (f"The live run needs {k} CPU cores or {k} CUDA devices, one per rank; this machine offers "
+                f"{cores} cores and {gpus} CUDA devices.")
+    return None
 
 
 def resolve_backend(devices: int, backend: str = "auto", cores: int | None = None, gpus: int | None = None,

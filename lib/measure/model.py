@@ -222,7 +222,7 @@ class HeldOut:
 
 def held_out_split(link: LinkFit, message_bytes: float, one_s: Sequence[float], whole_s: Sequence[float],
                    shard_s: Sequence[float], folds: Sequence[int], allreduce_s: Sequence[float] | None = None,
-                   hidden: Sequence[float] | None = None) -> HeldOut:
+                   hidden: Sequence[float] | None = None, constrain: bool = False) -> HeldOut:
     """Predict every point's ``T2`` from calibrations that never saw that point.
 
     For each fold ``f``, :func:`lib.measure.fit.fit_efficiency` fits
@@ -254,6 +254,9 @@ def held_out_split(link: LinkFit, message_bytes: float, one_s: Sequence[float], 
         Per point, the all-reduce of ``message_bytes`` timed among its steps.
     hidden : array of float, optional
         The hidden sizes, strictly increasing (needed with ``allreduce_s``).
+    constrain : bool
+        Passed to :func:`lib.measure.fit.fit_efficiency`: hold a fold's slope
+        at zero instead of raising when its shard times do not grow.
 
     A run built from the model itself (``s`` = 0.1 ms, ``eta_inf`` = 0.9, a
     0.5 ms link) is predicted exactly at every point:
@@ -296,7 +299,7 @@ def held_out_split(link: LinkFit, message_bytes: float, one_s: Sequence[float], 
     fits = []
     for f in range(int(fold.max()) + 1):
         mine, others = fold == f, fold != f
-        fit = fit_efficiency(whole[others], shard[others], link.devices)
+        fit = fit_efficiency(whole[others], shard[others], link.devices, constrain)
         eta[mine] = fit.efficiency(one[mine])
         if timed is not None:
             latency[mine] = np.maximum(0.0, np.interp(log_h[mine], log_h[others], timed[others]) - transfer)

@@ -46,14 +46,25 @@ from lib.measure.stats import LEVEL, RESAMPLES, SEED, median_abs_relative_error,
 from lib.measure.uncertainty import POINT_STEPS, bootstrap_run, interval, json_interval
 from lib.units import GB, ms, s
 
-__all__ = ["analyse", "reanalyse", "format_table", "format_hidden", "format_interval", "THRESHOLD_S", "SCHEMA"]
+__all__ = ["analyse", "reanalyse", "format_table", "format_hidden", "format_interval", "THRESHOLD_S", "SCHEMA",
+           "NOISY_LINK"]
 
 #: Sweep points with a measured ``T2`` at least this long (seconds) count in
 #: the headline error: shorter ones are dominated by timer and scheduler noise.
 THRESHOLD_S = 5e-3
 
+#: What a run whose link timings do not grow with the message size can tell, in words.
+NOISY_LINK = ("the link timings did not grow with the message size (a small message came out slower than a "
+              "large one), so this machine was too busy or too noisy to measure a link; the fit holds the "
+              "per-byte time at zero and every prediction below rests on that")
+
 #: Version of the JSON layout that :func:`analyse` writes (documented in :mod:`lib.measure`).
 SCHEMA = 2
+
+
+def _finite(value: float) -> float | None:
+    """``value``, or ``None`` (JSON ``null``) where it is infinite: strict JSON has no Infinity."""
+    return float(value) if np.isfinite(value) else None
 
 
 def _median_error(predicted: np.ndarray, measured: np.ndarray) -> float | None:
@@ -72,7 +83,7 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None, resample
     k = int(raw["devices"])
     message = float(raw["message_bytes"])
     sizes = [row["message_bytes"] for row in raw["link"]]
-    link = fit_link(sizes, [row["median_s"] for row in raw["link"]], devices=k)
+    link = fit_link(sizes, [row["median_s"] for row in raw["link"]], devices=k, constrain=True)
     points = raw["points"]
     hidden = np.array([p["hidden"] for p in points], dtype=float)
     one, split, whole, shard, allreduce = (np.array([p[step]["median"] for p in points], dtype=float)
@@ -81,7 +92,7 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None, resample
     predicted = np.atleast_1d(predict_split(link, message, one, eta).split_time)
     matched = np.atleast_1d(predict_split(link, message, one, eta, communication_s=allreduce).split_time)
     folds = alternate_folds(len(points))
-    held = held_out_split(link, message, one, whole, shard, folds, allreduce, hidden)
+    held = held_out_split(link, message, one, whole, shard, folds, allreduce, hidden, constrain=True)
     long = split >= THRESHOLD_S
     reps = bootstrap_run(hidden, sizes, [row["samples_s"] for row in raw["link"]],
                          [np.array([p["samples_s"][step] for step in POINT_STEPS]) for p in points],
@@ -121,11 +132,11 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None, resample
         "break_even_measured_ci": json_interval(*interval(reps.break_even_measured, level)),
         "break_even_held_out_hidden": held_be,
         "break_even_held_out_ci": json_interval(*interval(reps.break_even_held_out, level)),
-        "break_even_step_gap_held_out": step_gap(hidden, measured_be, held_be),
+        "break_even_step_gap_held_out": _finite(step_gap(hidden, measured_be, held_be)),
         "break_even_predicted_hidden": predicted_be,
-        "break_even_step_gap": step_gap(hidden, measured_be, predicted_be),
+        "break_even_step_gap": _finite(step_gap(hidden, measured_be, predicted_be)),
         "break_even_predicted_matched_hidden": matched_be,
-        "break_even_step_gap_matched": step_gap(hidden, measured_be, matched_be),
+        "break_even_step_gap_matched": _finite(step_gap(hidden, measured_be, matched_be)),
         "max_abs_error": float(max(p["max_abs_error"] for p in points)),
     }
     return {"schema": SCHEMA, "machine": {**(machine or {}), "clock": raw["clock"], "load": raw.get("load")},
@@ -136,7 +147,9 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None, resample
                 {**fit.as_dict(), "fitted_on_hidden": [int(h) for h in hidden[folds != f]],
                  "predicts_hidden": [int(h) for h in hidden[folds == f]]} for f, fit in enumerate(held.fits)]},
             "bootstrap": {"resamples": int(resamples), "seed": int(seed), "level": float(level),
-                          "resampled": "rounds of each hidden size (all steps together); link repetitions"},
+                          "resampled": "rounds of each hidden size (all steps together); link repetitions",
+                          "unphysical_fits": {"link": int(reps.unphysical[:, 0].sum()),
+                                              "efficiency": int(reps.unphysical[:, 1].sum())}},
             "sweep": sweep, "summary": summary}
 
 
@@ -198,8 +211,8 @@ def format_interval(bounds: list[float | None] | None, unit: str = "", scale: fl
     return f"between {low} and {bounds[1] / scale:.{digits}f}{unit}"
 
 
-def _apart(steps: float) -> str:
-    return f", {steps:.2f} sweep steps apart" if np.isfinite(steps) else ""
+def _apart(steps: float | None) -> str:
+    return "" if steps is None or not np.isfinite(steps) else f", {steps:.2f} sweep steps apart"
 
 
 def _percent(value: float | None) -> str:
@@ -214,8 +227,14 @@ def format_table(result: dict[str, Any]) -> str:
     link fit: latency 0.100 ms, bus bandwidth 2.00 GB/s
     """
     fit = result["link"]["fit"]
-    lines = [f"link fit: latency {fit['latency_s'] / ms:.3f} ms, "
-             f"bus bandwidth {fit['bus_bandwidth_Bps'] / (GB / s):.2f} GB/s"]
+    lines = [f"link fit: latency {fit['latency_s'] / ms:.3f} ms, " + (
+        f"bus bandwidth {fit['bus_bandwidth_Bps'] / (GB / s):.2f} GB/s" if fit["bus_bandwidth_Bps"] is not None
+        else "no bandwidth: " + NOISY_LINK)]
+    failed = result.get("bootstrap", {}).get("unphysical_fits", {})
+    for kind, words in (("link", "link timings"), ("efficiency", "shard timings")):
+        if failed.get(kind):
+            lines.append(f"{failed[kind]} of {result['bootstrap']['resamples']} bootstrap resamples drew {words} "
+                         "that did not grow with size; their fits held the slope at zero")
     for number, model in enumerate(result.get("held_out", {}).get("fits", [])):
         lines.append(f"held-out efficiency model for fold {number} (fitted on the other fold): "
                      f"shard overhead {model['overhead_s'] / ms:.4f} ms, eta_inf {model['asymptote']:.3f}")

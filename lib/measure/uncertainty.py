@@ -8,11 +8,16 @@ redoing the whole analysis on resampled repetitions. At each hidden size the
 interleaved rounds are resampled as whole rounds (``T1``, ``T2`` and the
 calibrations of one round stay together, as they shared that moment's
 background load); each link size is resampled on its own. Each resample
-refits the link, recalibrates the held-out efficiency models and link
+refits the link (under the constraint that a byte takes no negative time:
+see :func:`lib.measure.fit_link`), recalibrates the held-out efficiency models and link
 latencies, and recomputes the predictions, the two break-even sizes and the
 held-out error.
 
-The intervals cover sampling noise between repetitions only. Conditions
+On a noisy machine a resample can draw the small link size slower than
+the large one, or a small shard slower than a large one. Its fit then finds
+no per-byte (or per-second) cost; the slope is held at its physical bound,
+zero, instead of ending the run, and the resample is counted in
+``Replicates.unphysical`` so that a report can say how many there were. The intervals cover sampling noise between repetitions only. Conditions
 that drift over minutes (another program starting) move every repetition of
 a step together, and no resampling of those repetitions can see it.
 
@@ -52,7 +57,9 @@ class Replicates:
     ``(resamples,)``, ``inf`` where the split never stays ahead within the
     sweep. ``error_held_out``: the median absolute relative error of the
     held-out prediction over the points in ``long`` (NaN-free; empty when no
-    point is long).
+    point is long). ``unphysical``: shape ``(resamples, 2)``, True where that
+    resample's link fit (column 0) or one of its efficiency fits (column 1)
+    had to be constrained.
     """
 
     one: np.ndarray
@@ -61,6 +68,7 @@ class Replicates:
     break_even_measured: np.ndarray
     break_even_held_out: np.ndarray
     error_held_out: np.ndarray
+    unphysical: np.ndarray
 
 
 def _finite_or_inf(value: float | None) -> float:
@@ -127,15 +135,18 @@ def bootstrap_run(hidden: Sequence[float], link_sizes: Sequence[float], link_sam
     measured_be = np.empty(count)
     held_be = np.empty(count)
     error = np.empty(count if chosen.any() else 0)
+    unphysical = np.zeros((count, 2), dtype=bool)
     for r in range(count):
-        fit = fit_link(sizes, link[:, r], devices=devices)
-        held[r] = held_out_split(fit, message_bytes, one[r], whole[r], shard[r], folds, allreduce[r], h).split_s
+        fit = fit_link(sizes, link[:, r], devices=devices, constrain=True)
+        prediction = held_out_split(fit, message_bytes, one[r], whole[r], shard[r], folds, allreduce[r], h, True)
+        unphysical[r] = fit.constrained, any(f.constrained for f in prediction.fits)
+        held[r] = prediction.split_s
         measured_be[r] = _finite_or_inf(break_even_hidden(h, one[r], split[r]))
         held_be[r] = _finite_or_inf(break_even_hidden(h, one[r], held[r]))
         if chosen.any():
             error[r] = np.median(np.abs(held[r, chosen] - split[r, chosen]) / split[r, chosen])
     return Replicates(one=one, split=split, held_out=held, break_even_measured=measured_be,
-                      break_even_held_out=held_be, error_held_out=error)
+                      break_even_held_out=held_be, error_held_out=error, unphysical=unphysical)
 
 
 def interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float] | None:
