@@ -19,6 +19,14 @@ Four of them, all applied just before each page is written:
   rule ``aria-required-children``) sees a list without items.
   :func:`fix_roles` makes each entry a plain ``listitem``.
 
+And one when the build ends:
+
+* **No error logs in the site.** When a notebook fails to execute, myst-nb
+  writes its traceback to ``<outdir>/reports/<page>.err.log``, inside the
+  folder that is published and zipped for workshops, with the machine's
+  absolute paths in it. :func:`move_reports` moves that folder out, to
+  ``_build/reports/<builder>/``, where the log stays readable.
+
 It also loads :mod:`tools.planner_data` (:data:`EXTENSIONS`), which writes the
 planner's numbers from ``lib`` into the built book, so that ``_config.yml``
 names one local extension.
@@ -26,6 +34,8 @@ names one local extension.
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 #: Asset file name -> the only pages (Sphinx docnames) that load it.
@@ -142,9 +152,40 @@ def _tweak(app: Any, pagename: str, templatename: str, context: dict, doctree: A
         context["body"] = fix_roles(context["body"])
 
 
+def move_reports(outdir: Path, builder: str) -> Path | None:
+    """Move ``outdir/reports`` (myst-nb's execution error logs) to ``outdir/../reports/builder``.
+
+    Returns where the logs went, or ``None`` when there were none.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     log = Path(tmp, "html", "reports", "notebooks", "10.err.log")
+    ...     log.parent.mkdir(parents=True)
+    ...     _ = log.write_text("Traceback")
+    ...     moved = move_reports(Path(tmp, "html"), "html")
+    ...     moved.relative_to(tmp).as_posix(), (moved / "notebooks" / "10.err.log").read_text(), log.exists()
+    ('reports/html', 'Traceback', False)
+    """
+    reports = Path(outdir) / "reports"
+    if not reports.is_dir():
+        return None
+    target = Path(outdir).parent / "reports" / builder
+    shutil.rmtree(target, ignore_errors=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(reports), str(target))
+    return target
+
+
+def _move_reports(app: Any, exception: Exception | None) -> None:
+    moved = move_reports(Path(app.outdir), app.builder.name)
+    if moved is not None:
+        print(f"html_tweaks: notebook error logs moved out of the site, to {moved}")
+
+
 def setup(app: Any) -> dict:
     for extension in EXTENSIONS:
         app.setup_extension(extension)
     app.connect("builder-inited", _complete_singlehtml)
+    app.connect("build-finished", _move_reports)
     app.connect("html-page-context", _tweak, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
