@@ -12,6 +12,9 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 BOOK_BUILD := jupyter-book build . --all -W -n --keep-going
+# make test builds from the outputs stored in the notebooks, which its strict nbval passes have just
+# shown equal to a fresh run (tools/stored_config.py); make book, for readers, executes every chapter.
+STORED_CONFIG := .config-stored-outputs.yml
 NBVAL      := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
 # pytest workers: one per core, at most 4 (each runs notebooks and Chromium); JOBS=1 runs in order.
 JOBS       ?= $(shell n=$$(nproc 2>/dev/null || echo 1); [ $$n -gt 4 ] && n=4; echo $$n)
@@ -20,7 +23,7 @@ PARALLEL   := -n $(JOBS) --dist loadfile
 # Another x86-64 CPU, emulated: numpy without AVX/AVX2/FMA kernels, OpenBLAS's oldest SSE3 kernels.
 OTHER_CPU  := NPY_DISABLE_CPU_FEATURES="AVX2 FMA3 F16C AVX" OPENBLAS_CORETYPE=Prescott
 
-.PHONY: all venv book pdf test unit nbval-other-cpu bench browser execute serve clean screenshots student dist wheels pageweight
+.PHONY: all venv book pdf test unit test-other-cpu bench browser execute serve clean screenshots student dist wheels pageweight
 
 all: book
 
@@ -42,26 +45,32 @@ pdf: $(STAMP)
 	$(PY) -m tools.pdf
 
 ## test: unit tests, doctests, property tests, the workflow lint and strict nbval in one
-## pytest run, strict nbval again on an emulated older CPU, then the strict book build, the
-## PDF, and the browser and PDF tests against them. Without Chromium (and not in CI) the PDF
-## is skipped, and its tests with it.
+## pytest run, all of them again on an emulated older CPU, then the strict book build (from
+## the stored outputs nbval has just checked), the PDF, and the browser and PDF tests against
+## them. Without Chromium (and not in CI) the PDF is skipped, and its tests with it.
+NOT_BROWSER := -m "not browser and not pdf" lib tools tests notebooks $(NBVAL)
+
 test: $(STAMP)
-	$(PY) -m pytest $(PARALLEL) -m "not browser and not pdf" lib tools tests notebooks $(NBVAL)
-	$(MAKE) --no-print-directory nbval-other-cpu
-	$(BOOK_BUILD)
-	$(PY) -m tools.pdf --skip-without-chromium
+	$(PY) -m pytest $(PARALLEL) $(NOT_BROWSER)
+	$(MAKE) --no-print-directory test-other-cpu
+	$(PY) -m tools.stored_config _config.yml $(STORED_CONFIG)
+	$(BOOK_BUILD) --config $(STORED_CONFIG)
+	$(PY) -m tools.pdf --config $(STORED_CONFIG) --skip-without-chromium
 	$(PY) -m pytest $(PARALLEL) -m "browser or pdf" tests
 
 unit: $(STAMP)
 	$(PY) -m pytest -m "not browser and not pdf" lib tools tests
 
-## A stored output that only one CPU reproduces fails here, not on a reader's laptop.
-nbval-other-cpu: $(STAMP)
+## Every test that needs no browser, on an emulated older x86-64 CPU: a float that only one
+## CPU reproduces, compared exactly in a test or a stored output, fails here, not on a
+## reader's laptop.
+test-other-cpu: $(STAMP)
 ifeq ($(shell uname -m),x86_64)
-	$(OTHER_CPU) $(PY) -m pytest $(PARALLEL) -p no:cacheprovider notebooks $(NBVAL)
+	$(OTHER_CPU) $(PY) -m pytest $(PARALLEL) -p no:cacheprovider $(NOT_BROWSER)
 else
-	@echo "nbval-other-cpu: not run; the CPU emulation ($(OTHER_CPU)) needs x86-64, this is $(shell uname -m)"
+	@echo "test-other-cpu: not run; the CPU emulation ($(OTHER_CPU)) needs x86-64, this is $(shell uname -m)"
 endif
+
 
 browser: $(STAMP)
 	$(PY) -m pytest -m browser tests
@@ -73,7 +82,7 @@ serve: $(STAMP)
 	$(PY) -m http.server --bind 127.0.0.1 --directory $(HTML) $(PORT)
 
 clean:
-	rm -rf _build .pytest_cache .hypothesis .jupyter_cache
+	rm -rf _build .pytest_cache .hypothesis .jupyter_cache $(STORED_CONFIG)
 
 ## Speed goals live in benchmarks that print their figures (tests never assert timings).
 bench: $(STAMP)

@@ -7,6 +7,9 @@ book`` that build reuses the parsed, executed notebooks in
 ``_build/.doctrees``, so only the writing is done again. Options:
 
 * ``--no-build``: print the single-page build that is there (to try print styles);
+* ``--config PATH``: build with that Jupyter Book configuration instead of
+  ``_config.yml`` (``make test`` passes the stored-outputs copy of
+  :mod:`tools.stored_config`, as for its HTML build);
 * ``--skip-without-chromium``: where Chromium is missing and ``$CI`` is unset,
   say so and stop without error (``make test`` on a laptop without Chromium:
   the PDF tests then skip, as the browser tests do). In CI it is an error.
@@ -198,11 +201,19 @@ def print_pdf(site: Path = SITE, target: Path = PDF, toc: Path = Path("_toc.yml"
 
 
 def main(argv: list[str] | None = None) -> Path | None:
-    """Command line: ``python -m tools.pdf [--no-build] [--skip-without-chromium]``."""
-    argv = sys.argv[1:] if argv is None else argv
+    """Command line: ``python -m tools.pdf [--no-build] [--config PATH] [--skip-without-chromium]``."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    usage = "usage: python -m tools.pdf [--no-build] [--config PATH] [--skip-without-chromium]"
+    config = []
+    if "--config" in argv:
+        at = argv.index("--config")
+        if at + 1 >= len(argv):
+            raise SystemExit(usage)
+        config = ["--config", argv[at + 1]]
+        del argv[at:at + 2]
     options = {"--no-build", "--skip-without-chromium"}
     if set(argv) - options:
-        raise SystemExit("usage: python -m tools.pdf [--no-build] [--skip-without-chromium]")
+        raise SystemExit(usage)
     problem = missing_chromium()
     if problem and "--skip-without-chromium" in argv and not os.environ.get("CI"):
         for old in (PDF, report_path(PDF)):  # the tests would check a PDF of older pages
@@ -212,8 +223,8 @@ def main(argv: list[str] | None = None) -> Path | None:
     if problem:
         raise SystemExit(problem)
     if "--no-build" not in argv:
-        command = [beside_python("jupyter-book") or "jupyter-book", *SINGLE_PAGE_BUILD[1:]]
-        print("$ " + " ".join(SINGLE_PAGE_BUILD), flush=True)
+        command = [beside_python("jupyter-book") or "jupyter-book", *SINGLE_PAGE_BUILD[1:], *config]
+        print("$ " + " ".join(SINGLE_PAGE_BUILD + config), flush=True)
         if subprocess.run(command).returncode:
             raise SystemExit("the single-page build failed (see above)")
     try:
