@@ -4,21 +4,31 @@ Introduced in chapter 2 (units) and used by every chapter after it: a
 chapter names a device or a link by its slug and never types the figures
 again. All values are SI: bytes, bytes per second, FLOP per second, seconds.
 
->>> from lib.units import GiB, GB, TB, s
+>>> from lib.units import MiB, GB, TB, s
 >>> h100 = DEVICES["h100-sxm"]
->>> h100.memory_bytes / GiB, h100.memory_bandwidth / (TB / s)
-(80.0, 3.35)
->>> LINKS[h100.link].bandwidth / (GB / s)
-450.0
+>>> h100.memory_bytes / MiB, h100.memory_bandwidth / (TB / s)
+(81559.0, 3.35)
+>>> LINKS[h100.link].bandwidth / (GB / s), h100.network, h100.nics_per_gpu
+(450.0, 'ib-ndr', 1.0)
 
 Conventions, each stated once here:
 
-* **Memory as sold, in binary units.** NVIDIA's "80GB" is what the driver
-  reports as about 80 GiB (81,559 MiB on an H100), so ``memory_bytes`` is the
-  label read as GiB.
-* **Peak FLOP/s are dense 16-bit (BF16/FP16) tensor-core figures.** Where a
-  datasheet prints only the figure "with sparsity", the dense one is half of
-  it, as the datasheets' footnotes say.
+* **Memory as the driver reports it.** ``memory_bytes`` is the total that
+  ``nvidia-smi`` prints, in MiB: 81,559 MiB for an H100 sold as "80GB",
+  23,034 MiB for an L4 sold as "24GB". That is what a serving engine divides
+  up; the label as sold is ``memory_label``. Sources are in ``memory_note``.
+* **Peak FLOP/s are dense tensor-core figures.** ``peak_flops`` is the
+  16-bit (BF16/FP16) peak, ``fp8_flops`` the FP8 one (0 where the tensor
+  cores have no FP8, as on the A100 and A10G). Where a datasheet prints only
+  the figure "with sparsity", the dense one is half of it, as the
+  datasheets' footnotes say.
+* **The network by generation.** ``network`` is the port the reference
+  servers have between them and ``nics_per_gpu`` how many per GPU: a DGX
+  A100 has eight 200 Gb/s HDR ports for its eight GPUs; DGX H100, H200 and
+  B200 eight 400 Gb/s NDR ConnectX-7 ports. PCIe inference servers (L4,
+  L40S, A10G) are taken to have one 100 Gb/s Ethernet port per eight GPUs,
+  as the cloud instances built from them do, and H100 PCIe servers one NDR
+  port per eight (assumptions: these have no reference design).
 * **Link bandwidth is per direction.** NVIDIA prints NVLink as the two-way
   total per GPU (900 GB/s on an H100); one direction carries half (450 GB/s),
   and that is what a ring step can use. PCIe is quoted after its 128b/130b
@@ -45,7 +55,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lib.units import GB, GiB, Gbit, TB, TFLOPS, s, us
+from lib.units import GB, GiB, Gbit, MiB, TB, TFLOPS, s, us
 
 __all__ = ["Device", "Link", "DEVICES", "LINKS", "HOP_LATENCY", "BOOK_DEVICE", "FAST_LINK", "SLOW_LINK", "device",
            "link"]
@@ -60,7 +70,7 @@ class Device:
     name : str
         Human-readable name, e.g. ``"H100 SXM"``.
     memory_bytes : float
-        Memory as sold, in bytes (the label read as GiB).
+        Memory as the driver reports it, in bytes (``nvidia-smi``'s MiB).
     memory_bandwidth : float
         Peak memory bandwidth, bytes per second.
     peak_flops : float
@@ -71,6 +81,16 @@ class Device:
         Key in ``references.bib``.
     source_note : str
         Which table and row the figures come from.
+    fp8_flops : float
+        Dense FP8 tensor-core peak, FLOP per second; 0 without FP8 tensor cores.
+    memory_label : str
+        The memory as sold, e.g. ``"80GB"``.
+    memory_note : str
+        Where the driver-reported memory comes from.
+    network : str
+        Slug in :data:`LINKS` of each network port between the reference servers.
+    nics_per_gpu : float
+        Network ports of the reference server per GPU (1 for one each, 1/8 for one per eight).
     """
 
     name: str
@@ -80,6 +100,11 @@ class Device:
     link: str
     source: str
     source_note: str
+    fp8_flops: float = 0.0
+    memory_label: str = ""
+    memory_note: str = ""
+    network: str = "eth-100g"
+    nics_per_gpu: float = 1 / 8
 
     @property
     def ridge_intensity(self) -> float:
@@ -143,25 +168,50 @@ class Link:
 
 
 _A100 = ("nvidia_a100_ds", "A100 datasheet, SXM columns: GPU Memory, GPU Memory Bandwidth, "
-         "BFLOAT16 Tensor Core 312 TFLOPS (dense, printed)")
+         "BFLOAT16 Tensor Core 312 TFLOPS (dense, printed); no FP8 tensor cores")
+_SMI = "nvidia-smi memory.total as printed in "
+_HOPPER = dict(network="ib-ndr", nics_per_gpu=1.0)     # DGX H100/H200/B200: 8 x ConnectX-7 at 400 Gb/s
+_AMPERE = dict(network="ib-hdr", nics_per_gpu=1.0)     # DGX A100: 8 x ConnectX-6 at 200 Gb/s
 
 #: The devices of the book, keyed by slug.
 DEVICES: dict[str, Device] = {
-    "a100-40gb": Device("A100 40GB SXM", 40 * GiB, 1555 * GB / s, 312 * TFLOPS, "nvlink3", *_A100),
-    "a100-80gb": Device("A100 80GB SXM", 80 * GiB, 2039 * GB / s, 312 * TFLOPS, "nvlink3", *_A100),
-    "h100-sxm": Device("H100 SXM", 80 * GiB, 3.35 * TB / s, 989.5 * TFLOPS, "nvlink4", "nvidia_h100_page",
-                       "H100 product page, SXM column: 80GB, 3.35TB/s, BFLOAT16 1,979 teraFLOPS with sparsity "
-                       "(dense is half)"),
-    "h200": Device("H200 SXM", 141 * GiB, 4.8 * TB / s, 989.5 * TFLOPS, "nvlink4", "nvidia_h200_page",
-                   "H200 product page, SXM column: 141GB, 4.8TB/s, BFLOAT16 1,979 teraFLOPS with sparsity "
-                   "(dense is half)"),
-    "b200": Device("B200 (HGX)", 180 * GiB, 7.7 * TB / s, 2250 * TFLOPS, "nvlink5", "nvidia_hgx_page",
-                   "HGX B200 column: 180 GB HBM3E, 7.7 TB/s, FP16/BF16 4.5 PFLOPS sparse (dense is half); "
-                   "the DGX B200 page implies 8 TB/s"),
-    "l40s": Device("L40S", 48 * GiB, 864 * GB / s, 362.05 * TFLOPS, "pcie4", "nvidia_l40s_ds",
-                   "L40S datasheet: 48GB GDDR6, 864GB/s, BFLOAT16 362.05 TFLOPS (dense, printed), PCIe Gen4 x16"),
-    "l4": Device("L4", 24 * GiB, 300 * GB / s, 121 * TFLOPS, "pcie4", "nvidia_l4_page",
-                 "L4 product page: 24GB, 300GB/s, BFLOAT16 242 teraFLOPS with sparsity (dense is half)"),
+    "a100-40gb": Device("A100 40GB SXM", 40960 * MiB, 1555 * GB / s, 312 * TFLOPS, "nvlink3", *_A100,
+                        memory_label="40GB", memory_note=_SMI + "bottlerocket-os/bottlerocket-core-kit PR #834 "
+                        "(598MiB / 40960MiB)", **_AMPERE),
+    "a100-80gb": Device("A100 80GB SXM", 81920 * MiB, 2039 * GB / s, 312 * TFLOPS, "nvlink3", *_A100,
+                        memory_label="80GB", memory_note=_SMI + "allenai/PeerRead issue #40 (0MiB / 81920MiB)",
+                        **_AMPERE),
+    "h100-sxm": Device("H100 SXM", 81559 * MiB, 3.35 * TB / s, 989.5 * TFLOPS, "nvlink4", "nvidia_h100_page",
+                       "H100 product page, SXM column: 80GB, 3.35TB/s, BFLOAT16 1,979 and FP8 3,958 teraFLOPS "
+                       "with sparsity (dense is half)", fp8_flops=1979 * TFLOPS, memory_label="80GB",
+                       memory_note=_SMI + "wilicc/gpu-burn issue #114 (72790MiB / 81559MiB, driver 550.90.07)",
+                       **_HOPPER),
+    "h100-pcie": Device("H100 PCIe", 81559 * MiB, 2.0 * TB / s, 756.5 * TFLOPS, "pcie5", "nvidia_h100_page",
+                        "H100 product page, PCIe column: 80GB, 2TB/s, BFLOAT16 1,513 and FP8 3,026 teraFLOPS with "
+                        "sparsity (dense is half); PCIe Gen5", fp8_flops=1513 * TFLOPS, memory_label="80GB",
+                        memory_note=_SMI + "modal-labs/modal-client PR #2797 (H100: 81559MiB), the same for PCIe "
+                        "boards", network="ib-ndr"),
+    "h200": Device("H200 SXM", 143771 * MiB, 4.8 * TB / s, 989.5 * TFLOPS, "nvlink4", "nvidia_h200_page",
+                   "H200 product page, SXM column: 141GB, 4.8TB/s, BFLOAT16 1,979 and FP8 3,958 teraFLOPS with "
+                   "sparsity (dense is half)", fp8_flops=1979 * TFLOPS, memory_label="141GB",
+                   memory_note=_SMI + "sgl-project/sglang issue #3196 (124585MiB / 143771MiB)", **_HOPPER),
+    "b200": Device("B200 (HGX)", 183359 * MiB, 7.7 * TB / s, 2250 * TFLOPS, "nvlink5", "nvidia_hgx_page",
+                   "HGX B200 column: 180 GB HBM3E, 7.7 TB/s, FP16/BF16 4.5 and FP8 9 PFLOPS sparse (dense is "
+                   "half); the DGX B200 page implies 8 TB/s", fp8_flops=4500 * TFLOPS, memory_label="180GB",
+                   memory_note=_SMI + "HGX B200 logs (0MiB / 183359MiB, 1000W)", **_HOPPER),
+    "l40s": Device("L40S", 46068 * MiB, 864 * GB / s, 362.05 * TFLOPS, "pcie4", "nvidia_l40s_ds",
+                   "L40S datasheet: 48GB GDDR6, 864GB/s, BFLOAT16 362.05 TFLOPS (dense, printed), FP8 733 TFLOPS "
+                   "(dense, printed), PCIe Gen4 x16", fp8_flops=733 * TFLOPS, memory_label="48GB",
+                   memory_note=_SMI + "akash-network/provider-configs PR #99 (NVIDIA L40S, 46068 MiB)"),
+    "l4": Device("L4", 23034 * MiB, 300 * GB / s, 121 * TFLOPS, "pcie4", "nvidia_l4_page",
+                 "L4 product page: 24GB, 300GB/s, BFLOAT16 242 and FP8 485 teraFLOPS with sparsity (dense is "
+                 "half)", fp8_flops=242.5 * TFLOPS, memory_label="24GB",
+                 memory_note=_SMI + "modal-labs/modal-client PR #2797 (L4: 23034MiB)"),
+    "a10g": Device("A10G", 23028 * MiB, 600 * GB / s, 70 * TFLOPS, "pcie4", "baseten_a10g",
+                   "AWS's variant of the A10 (G5 instances; no NVIDIA datasheet): 24 GB GDDR6 at 600 GB/s and "
+                   "about 70 TFLOPS of dense BF16 tensor throughput, per Baseten's A10 vs A10G comparison; no "
+                   "FP8 tensor cores (Ampere)", memory_label="24GB",
+                   memory_note=_SMI + "modal-labs/modal-client PR #2797 (A10: 23028MiB), as on G5 instances"),
 }
 
 #: NCCL's per-step hardware latencies in seconds, ``HOP_LATENCY[kind][algorithm][protocol]``
@@ -226,7 +276,7 @@ def device(slug: str | Device) -> Device:
     >>> device("h300")
     Traceback (most recent call last):
     ...
-    ValueError: device must be one of ['a100-40gb', 'a100-80gb', 'b200', 'h100-sxm', 'h200', 'l4', 'l40s'], got 'h300'
+    ValueError: device must be one of ['a100-40gb', 'a100-80gb', 'a10g', 'b200', 'h100-pcie', 'h100-sxm', 'h200', 'l4', 'l40s'], got 'h300'
     """
     return slug if isinstance(slug, Device) else _lookup(DEVICES, "device", slug)
 

@@ -3,8 +3,10 @@
 Introduced in chapter 7 (serving many users). One module per topic, all re-exported here:
 
 * :mod:`lib.serving.layout`: tensor x pipeline x data parallel layouts and where devices sit;
+* :mod:`lib.serving.engine`: the engine's formats, all-reduce, fixed costs, scheduler limits and reserve;
 * :mod:`lib.serving.memory`: weights, KV cache and activations per device, and whether they fit;
-* :mod:`lib.serving.step`: the roofline time of a decode step and of a prefill;
+* :mod:`lib.serving.operators`: one forward pass priced operator by operator (linear, attention, head);
+* :mod:`lib.serving.step`: a steady-state step (decode with its share of prefill) and a prefill;
 * :mod:`lib.serving.plan`: every layout of a model on a cluster, ranked.
 
 >>> from lib.transformer import PRESETS
@@ -14,18 +16,21 @@ Introduced in chapter 7 (serving many users). One module per topic, all re-expor
 7.92
 """
 
+from lib.serving.engine import Engine, configure, scheduler_limits
 from lib.serving.layout import Cluster, Layout, check_layout, layouts, stage_layers
 from lib.serving.memory import (MemoryFit, activation_bytes, kv_bytes_per_token_per_device, kv_cache_bytes,
                                 memory_fit, stage_weight_bytes, weight_bytes_per_device)
+from lib.serving.operators import ACTIVATION_BYTES, Roofline, StageWork, expected_experts_touched, pass_work
 from lib.serving.plan import FrontierPoint, PlanRow, best, frontier, mean_context, plan
-from lib.serving.step import (ACTIVATION_BYTES, DecodeStep, StageWork, compute_bound_batch, decode_step,
-                              expected_experts_touched, hop_time, prefill_time, stage_work)
+from lib.serving.step import (DecodeStep, compute_bound_batch, decode_step, hop_time, prefill_time, stage_work,
+                              steady_prefill)
 
 __all__ = [
+    "Engine", "configure", "scheduler_limits",
     "Layout", "Cluster", "stage_layers", "check_layout", "layouts",
     "kv_cache_bytes", "kv_bytes_per_token_per_device", "stage_weight_bytes", "weight_bytes_per_device",
     "activation_bytes", "MemoryFit", "memory_fit",
-    "ACTIVATION_BYTES", "expected_experts_touched", "StageWork", "stage_work", "hop_time", "DecodeStep", "decode_step",
-    "prefill_time", "compute_bound_batch",
+    "ACTIVATION_BYTES", "expected_experts_touched", "Roofline", "StageWork", "pass_work", "stage_work", "hop_time",
+    "DecodeStep", "decode_step", "steady_prefill", "prefill_time", "compute_bound_batch",
     "mean_context", "PlanRow", "plan", "best", "FrontierPoint", "frontier",
 ]

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lib import _checks
-from lib.hardware import SLOW_LINK, Link, device as lookup_device, link as lookup_link
+from lib.hardware import Link, device as lookup_device, link as lookup_link
 from lib.transformer import ModelConfig, check_tp_degree
 
 __all__ = ["Layout", "Cluster", "stage_layers", "check_layout", "layouts"]
@@ -60,14 +60,19 @@ class Cluster:
 
     ``link`` joins the devices of one server (the device's own by default);
     ``inter_link`` is each network port between servers, ``nics_per_node``
-    of them per server (one per device by default, as in NVIDIA's 8-GPU
-    servers).
+    of them per server. Both default to the device's reference servers
+    (:attr:`lib.hardware.Device.network`, ``nics_per_gpu``): NDR 400 Gb/s,
+    one port per GPU, for H100, H200 and B200; HDR 200 Gb/s, one per GPU,
+    for A100; one 100 Gb/s Ethernet port per eight PCIe GPUs.
+
+    >>> [Cluster(d).inter_link.name for d in ("a100-80gb", "h100-sxm")], Cluster("l4").nics_per_node
+    (['InfiniBand HDR (200 Gb/s)', 'InfiniBand NDR (400 Gb/s)'], 1)
     """
 
     device: object
     devices_per_node: int = 8
     link: Link | str | None = None
-    inter_link: Link | str = SLOW_LINK
+    inter_link: Link | str | None = None
     nics_per_node: int | None = None
 
     def __post_init__(self) -> None:
@@ -76,8 +81,10 @@ class Cluster:
         object.__setattr__(self, "devices_per_node",
                            _checks.scalar_count("devices_per_node", self.devices_per_node, minimum=1))
         object.__setattr__(self, "link", lookup_link(device.link if self.link is None else self.link))
-        object.__setattr__(self, "inter_link", lookup_link(self.inter_link))
-        nics = self.devices_per_node if self.nics_per_node is None else self.nics_per_node
+        object.__setattr__(self, "inter_link", lookup_link(device.network if self.inter_link is None
+                                                           else self.inter_link))
+        nics = (max(1, round(device.nics_per_gpu * self.devices_per_node)) if self.nics_per_node is None
+                else self.nics_per_node)
         object.__setattr__(self, "nics_per_node", _checks.scalar_count("nics_per_node", nics, minimum=1))
 
     def node(self, index: int) -> int:

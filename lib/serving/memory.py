@@ -14,8 +14,11 @@ Per device, tensor parallelism divides the KV heads (until each device holds
 a single, replicated head) and pipeline parallelism divides the layers. The
 weights split the same way, except the embedding table (whole on the first
 stage, split by vocabulary over the tensor-parallel devices) and the output
-head (on the last stage). An engine keeps part of the memory free: vLLM uses
-90 % of it by default (``--gpu-memory-utilization 0.9``), so ``reserve=0.10``.
+head (on the last stage), which stay in 16 bits in every format. The
+engine's share of the device and its reserve are
+:meth:`lib.serving.engine.Engine.usable_bytes`: vLLM 0.33.0 manages 92 % of
+it and keeps room for memory outside PyTorch and for the CUDA graphs; the
+activations are sized for its largest step, ``max_num_batched_tokens``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,9 @@ from typing import Any
 import numpy as np
 
 from lib import _checks
+from lib.formats import UNQUANTISED_BYTES, weight_format as lookup_format
+from lib.hardware import Device, device as lookup_device
+from lib.serving.engine import Engine, configure
 from lib.serving.layout import Layout, check_layout, stage_layers
 from lib.transformer import ModelConfig, kv_cache_bytes_per_token, kv_heads_per_device, parameter_breakdown
 from lib.units import GB
@@ -74,60 +80,74 @@ def _per_device_layer(config: ModelConfig, layout: Layout, experts: float) -> fl
     return parts.attention_qo / layout.tp + kv + experts * parts.mlp / layout.tp + parts.router + parts.norms
 
 
-def stage_weight_bytes(config: ModelConfig, layout: Layout, bytes_per_element: Number = 2) -> list[float]:
+def stage_weight_bytes(config: ModelConfig, layout: Layout, weight_format: str = "bf16") -> list[float]:
     """Weight bytes on one device of each pipeline stage (every expert counted).
+
+    The linear layers take the format's bytes per weight; the embedding and
+    the output head stay in 16 bits.
 
     >>> from lib.transformer import PRESETS, parameter_count
     >>> config = PRESETS["llama-3-8b"]
     >>> stage_weight_bytes(config, Layout()) == [parameter_count(config) * 2.0]
     True
+    >>> round(stage_weight_bytes(config, Layout(), "fp8")[0] / 1e9, 2)      # 8 bits, but the tables stay 16
+    9.08
     """
     check_layout(config, layout)
-    b = float(_checks.positive("bytes_per_element", bytes_per_element))
+    b = lookup_format(weight_format).bytes_per_weight
     parts = parameter_breakdown(config)
     layer = _per_device_layer(config, layout, config.experts)
     counts = stage_layers(config.layers, layout.pp)
     stages = []
     for i, n in enumerate(counts):
-        params = n * layer
-        if i == 0:
-            params += parts.embedding / layout.tp
+        table = parts.embedding / layout.tp if i == 0 else 0.0
         if i == len(counts) - 1:
-            params += parts.final_norm + (parts.head if parts.head else (parts.embedding if layout.pp > 1 else 0)) / layout.tp
-        stages.append(params * b)
+            table += (parts.head if parts.head else (parts.embedding if layout.pp > 1 else 0)) / layout.tp
+            table += parts.final_norm
+        stages.append(n * layer * b + table * UNQUANTISED_BYTES)
     return stages
 
 
-def weight_bytes_per_device(config: ModelConfig, layout: Layout, bytes_per_element: Number = 2) -> float:
+def weight_bytes_per_device(config: ModelConfig, layout: Layout, weight_format: str = "bf16") -> float:
     """The heaviest stage's weight bytes per device.
 
     >>> from lib.transformer import PRESETS
     >>> round(weight_bytes_per_device(PRESETS["llama-3-70b"], Layout(tp=8)) / 1e9, 2)
     17.64
     """
-    return max(stage_weight_bytes(config, layout, bytes_per_element))
+    return max(stage_weight_bytes(config, layout, weight_format))
 
 
-def activation_bytes(config: ModelConfig, tokens: Number, tp: int = 1, bytes_per_element: Number = 2) -> float | np.ndarray:
+def activation_bytes(config: ModelConfig, tokens: Number, tp: int = 1, sequences: Number | None = None,
+                     bytes_per_element: Number = 2) -> float | np.ndarray:
     """An estimate of the activations and workspace of one forward step over ``tokens`` tokens.
 
     An assumption, stated: per token, the residual stream and its normalised
     copy, the attention input and output (4 d), this device's query, key and
     value columns, and the MLP's three inner tensors (gate, up and their
-    product); plus 32-bit logits over this device's share of the vocabulary.
-    Engines size this by profiling a step of ``--max-num-batched-tokens``.
+    product); plus 32-bit logits over this device's share of the vocabulary
+    for the ``sequences`` that sample a token (all ``tokens`` if not given).
+    Engines size this by profiling a step of ``max_num_batched_tokens``
+    tokens and sampling ``max_num_seqs`` sequences (vLLM's ``profile_run``).
+    A check: for Llama-3 8B on one H100 at 8,192 tokens and 256 sequences it
+    gives 1.12 GiB; vLLM's profiler logged an activation peak of 1.26 GiB
+    (vLLM pull request #10511).
 
     >>> from lib.transformer import PRESETS
+    >>> from lib.units import GiB
     >>> round(activation_bytes(PRESETS["llama-3-70b"], 2048, tp=8) / 1e9, 3)
     0.315
+    >>> round(activation_bytes(PRESETS["llama-3-8b"], 8192, sequences=256) / GiB, 2)
+    1.12
     """
     n = _checks.nonnegative("tokens", tokens)
     k = _checks.scalar_count("tp", tp, minimum=1)
     b = _checks.positive("bytes_per_element", bytes_per_element)
+    sampled = n if sequences is None else _checks.nonnegative("sequences", sequences)
     d, hd = config.hidden, config.head_dim
     qkv = (config.heads + 2 * config.kv_heads) * hd / k
-    per_token = b * (4 * d + qkv + 3 * config.ffn_hidden / k) + 4 * config.vocab / k
-    return _checks.result(n * per_token)
+    per_token = b * (4 * d + qkv + 3 * config.ffn_hidden / k)
+    return _checks.result(n * per_token + sampled * 4 * config.vocab / k)
 
 
 @dataclass(frozen=True)
@@ -163,36 +183,32 @@ class MemoryFit:
         return self.total <= self.usable
 
 
-def memory_fit(config: ModelConfig, device_memory: float, layout: Layout, sequences: int, context: int,
-               bytes_per_element: Number = 2, kv_bytes_per_element: Number | None = None, reserve: float = 0.10,
-               step_tokens: int = 2048) -> MemoryFit:
+def memory_fit(config: ModelConfig, device: Device | str, layout: Layout, sequences: int, context: int,
+               engine: Engine | None = None, **options: Any) -> MemoryFit:
     """The budget of the busiest device when each replica holds ``sequences`` of ``context`` tokens.
 
-    ``step_tokens`` is the most tokens one step processes (a prefill chunk),
-    which sizes the activations; ``reserve`` the share of memory the engine
-    leaves free.
+    ``options`` are :class:`~lib.serving.engine.Engine` fields (formats, the
+    token budget that sizes the activations, ``gpu_memory_utilization``).
 
     >>> from lib.transformer import PRESETS
-    >>> from lib.units import GiB
-    >>> fit = memory_fit(PRESETS["llama-3-70b"], 80 * GiB, Layout(tp=1), sequences=1, context=4096)
+    >>> fit = memory_fit(PRESETS["llama-3-70b"], "h100-sxm", Layout(tp=1), sequences=1, context=4096)
     >>> fit.fits, fit.reason
-    (False, 'weights alone need 141.1 GB per device, more than the 77.3 GB usable (85.9 GB less a 10% reserve)')
+    (False, 'weights alone need 141.1 GB per device, more than the 76.4 GB usable (85.5 GB, 92% for the engine, less 2.3 GB outside PyTorch and for CUDA graphs)')
     """
-    memory = float(_checks.positive("device_memory", device_memory))
+    dev = lookup_device(device)
+    eng = configure(dev, engine, **options)
     seqs = _checks.scalar_count("sequences", sequences, minimum=0)
     ctx = _checks.scalar_count("context", context, minimum=1)
-    share = float(_checks.scalar("reserve", reserve, _checks.nonnegative))
-    if share >= 1:
-        raise ValueError(f"reserve must be below 1 (a share of the memory), got {reserve!r}")
-    kv_b = bytes_per_element if kv_bytes_per_element is None else kv_bytes_per_element
-    usable = memory * (1 - share)
-    weights = weight_bytes_per_device(config, layout, bytes_per_element)
-    activations = float(activation_bytes(config, max(step_tokens, seqs), layout.tp, bytes_per_element))
-    per_sequence = ctx * kv_bytes_per_token_per_device(config, layout, kv_b)
+    usable = eng.usable_bytes(dev, layout.tp)
+    weights = weight_bytes_per_device(config, layout, eng.weight_format)
+    activations = float(activation_bytes(config, max(eng.max_num_batched_tokens, seqs), layout.tp,
+                                         max(eng.max_num_seqs, seqs)))
+    per_sequence = ctx * kv_bytes_per_token_per_device(config, layout, eng.kv_bytes)
     room = usable - weights - activations
     max_sequences = max(0, math.floor(room / per_sequence)) if room > 0 else 0
     kv = seqs * per_sequence
-    where = f"{usable / GB:.1f} GB usable ({memory / GB:.1f} GB less a {share:.0%} reserve)"
+    where = (f"{usable / GB:.1f} GB usable ({dev.memory_bytes / GB:.1f} GB, {eng.gpu_memory_utilization:.0%} for "
+             f"the engine, less {eng.reserved_bytes(layout.tp) / GB:.1f} GB outside PyTorch and for CUDA graphs)")
     if weights > usable:
         reason = f"weights alone need {weights / GB:.1f} GB per device, more than the {where}"
     elif room <= 0:

@@ -9,9 +9,9 @@ latency targets.
 >>> from lib.transformer import PRESETS
 >>> rows = plan(PRESETS["llama-3-70b"], "h100-sxm", devices=8, batch=64, prompt_tokens=1024, output_tokens=256)
 >>> [row.name for row in rows if row.fits][:3]
-['tp1-pp2-dp4', 'tp1-pp4-dp2', 'tp1-pp8-dp1']
+['tp1-pp4-dp2', 'tp1-pp8-dp1', 'tp2-pp2-dp2']
 >>> best(rows).name
-'tp8-pp1-dp1'
+'tp4-pp1-dp2'
 """
 
 from __future__ import annotations
@@ -19,9 +19,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from typing import Any
+
 from lib import _checks
-from lib.hardware import Device, Link, SLOW_LINK
-from lib.serving.layout import Cluster, Layout, layouts
+from lib.hardware import Device, Link
+from lib.serving.engine import Engine, configure
+from lib.serving.layout import Cluster, layouts
 from lib.serving.memory import memory_fit
 from lib.serving.step import decode_step, prefill_time
 from lib.transformer import ModelConfig
@@ -34,9 +37,12 @@ class PlanRow:
     """One layout of :func:`plan`, in SI units (bytes, seconds, tokens per second).
 
     ``batch`` is the busiest replica's share of the sequences, ``max_batch``
-    how many sequences of the full context a replica could hold;
-    ``tokens_per_s`` counts the whole cluster; ``reason`` says in words why a
-    layout does not fit or misses a target ("" if neither).
+    how many sequences of the full context a replica could hold in memory;
+    ``tokens_per_s`` counts the output tokens of the whole cluster in steady
+    state, every step carrying the prefill of the prompts that replace
+    finished sequences (``prefill_share`` of its time); ``requests_per_s`` is
+    that divided by the output length. ``reason`` says in words why a layout
+    does not fit or misses a target ("" if neither).
     """
 
     tp: int
@@ -58,6 +64,8 @@ class PlanRow:
     tokens_per_s: float
     tokens_per_s_per_device: float
     tokens_per_s_per_user: float
+    requests_per_s: float
+    prefill_share: float
     bound: str
     cost_per_million_tokens: float | None
 
@@ -89,14 +97,24 @@ def _limit(name: str, value: float | None) -> float | None:
     return None if value is None else _checks.scalar(name, value, _checks.positive)
 
 
+def _scheduler_reason(per_replica: int, tokens: float, engine: Engine) -> str:
+    """Why the scheduler cannot hold ``per_replica`` sequences in steady state ("" if it can)."""
+    if per_replica > engine.max_num_seqs:
+        return (f"{per_replica} sequences per replica are more than the scheduler runs at once "
+                f"(max_num_seqs = {engine.max_num_seqs})")
+    if tokens > engine.max_num_batched_tokens:
+        return (f"each step needs {tokens:,.0f} tokens (decodes and the prompts that replace finished "
+                f"sequences), more than the token budget (max_num_batched_tokens = {engine.max_num_batched_tokens:,})")
+    return ""
+
+
 def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, prompt_tokens: int,
          output_tokens: int, *, devices_per_node: int = 8, link: Link | str | None = None,
-         inter_link: Link | str = SLOW_LINK, nics_per_node: int | None = None, bytes_per_element: float = 2,
-         kv_bytes_per_element: float | None = None, memory_efficiency: float = 1.0,
-         compute_efficiency: float = 1.0, reserve: float = 0.10, step_tokens: int = 2048,
+         inter_link: Link | str | None = None, nics_per_node: int | None = None, prefix_hit_rate: float = 0.0,
          expert_parallel: bool = False, ttft_limit: float | None = None, tpot_limit: float | None = None,
-         price_per_device_hour: float | None = None) -> list[PlanRow]:
-    """Every layout of ``config`` on ``devices`` devices serving ``batch`` concurrent sequences.
+         price_per_device_hour: float | None = None, engine: Engine | None = None,
+         **options: Any) -> list[PlanRow]:
+    """Every layout of ``config`` on ``devices`` devices serving ``batch`` concurrent sequences in steady state.
 
     Parameters
     ----------
@@ -110,21 +128,19 @@ def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, pr
         Sequences in flight across the cluster; each of the ``dp`` replicas
         takes ``ceil(batch / dp)`` (the busiest one sets the pace).
     prompt_tokens, output_tokens : int
-        Prompt and generated length of every sequence. Memory is sized for
-        the full ``prompt + output`` context; decode speed for the average
-        context over the generation, ``prompt + output / 2``.
+        Prompt and generated length of every request. Memory is sized for the
+        full ``prompt + output`` context; a step reads the average context over
+        the generation, ``prompt + output / 2``, and carries the prefill of
+        the prompts that replace finished sequences
+        (:func:`lib.serving.step.steady_prefill`).
     devices_per_node, link, inter_link, nics_per_node
-        Servers of ``devices_per_node`` devices joined inside by ``link``
-        (the device's own by default) and between by ``nics_per_node`` ports
-        of ``inter_link`` each; see :class:`lib.serving.layout.Cluster`.
-    bytes_per_element, kv_bytes_per_element : float
-        Bytes per weight and per KV-cache element (2 for 16-bit, 1 for 8-bit).
-    memory_efficiency, compute_efficiency : float
-        Shares of peak memory bandwidth and FLOP/s reached, in (0, 1]; 1 is
-        the ideal bound.
-    reserve, step_tokens
-        The engine's reserved share of memory and the largest step in tokens
-        (sizing activations); see :func:`lib.serving.memory.memory_fit`.
+        Servers of ``devices_per_node`` devices joined inside by ``link`` and
+        between by ``nics_per_node`` ports of ``inter_link`` each; by default
+        the device's own link and reference network
+        (:class:`lib.serving.layout.Cluster`).
+    prefix_hit_rate : float
+        Share of each prompt found in the prefix cache, in [0, 1): it is not
+        computed again.
     expert_parallel : bool
         For a mixture of experts, place whole experts on the tensor-parallel
         devices (vLLM's ``--enable-expert-parallel``).
@@ -132,52 +148,63 @@ def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, pr
         Latency targets in seconds; rows that miss one have ``meets_slo`` False.
     price_per_device_hour : float, optional
         Gives ``cost_per_million_tokens`` (same currency).
+    engine : Engine, optional
+        The serving engine's settings (:class:`lib.serving.engine.Engine`);
+        ``options`` change single fields of it: ``weight_format``,
+        ``kv_format``, ``allreduce``, ``cuda_graphs``, ``max_num_seqs``,
+        ``max_num_batched_tokens``, the efficiencies and fixed costs.
 
     Returns
     -------
     list of PlanRow
         Ordered by ``tp``, then ``pp``. Layouts whose tensor-parallel group
         would straddle servers unevenly (:meth:`Cluster.holds_group`) are left
-        out.
+        out. A layout fits when memory holds its sequences and the scheduler
+        can run them: at most ``max_num_seqs`` per replica, and each step's
+        tokens within ``max_num_batched_tokens``.
     """
     cluster = Cluster(device, devices_per_node, link, inter_link, nics_per_node)
+    eng = configure(cluster.device, engine, **options)
     n = _checks.scalar_count("devices", devices, minimum=1)
     if n > cluster.devices_per_node and n % cluster.devices_per_node:
         raise ValueError(f"devices must fill whole servers of {cluster.devices_per_node} devices, got {n}")
     total_batch = _checks.scalar_count("batch", batch, minimum=1)
     prompt = _checks.scalar_count("prompt_tokens", prompt_tokens, minimum=1)
     output = _checks.scalar_count("output_tokens", output_tokens, minimum=1)
+    hit = _checks.scalar("prefix_hit_rate", prefix_hit_rate, _checks.nonnegative)
+    if hit >= 1:
+        raise ValueError(f"prefix_hit_rate must be in [0, 1), got {prefix_hit_rate!r}")
     ttft_max, tpot_max = _limit("ttft_limit", ttft_limit), _limit("tpot_limit", tpot_limit)
     price = None if price_per_device_hour is None else _checks.scalar("price_per_device_hour",
                                                                          price_per_device_hour, _checks.nonnegative)
-    speed = dict(bytes_per_element=bytes_per_element, kv_bytes_per_element=kv_bytes_per_element,
-                 memory_efficiency=memory_efficiency, compute_efficiency=compute_efficiency)
     rows = []
     for layout in layouts(config, n, expert_parallel):
         if not cluster.holds_group(layout.tp):
             continue
         per_replica = math.ceil(total_batch / layout.dp)
-        fit = memory_fit(config, cluster.device.memory_bytes, layout, per_replica, prompt + output,
-                         bytes_per_element, kv_bytes_per_element, reserve, step_tokens)
-        step = decode_step(config, cluster, layout, per_replica, mean_context(prompt, output), **speed)
-        ttft = float(prefill_time(config, cluster, layout, prompt, **speed))
-        tokens_per_s = total_batch / step.tpot
+        fit = memory_fit(config, cluster.device, layout, per_replica, prompt + output, eng)
+        step = decode_step(config, cluster, layout, per_replica, mean_context(prompt, output), prompt, output, hit,
+                           engine=eng)
+        ttft = float(prefill_time(config, cluster, layout, prompt, hit, engine=eng))
+        tokens_per_s = total_batch / float(step.tpot)
         misses = []
         if ttft_max is not None and ttft > ttft_max:
             misses.append(f"time to first token {ttft * 1e3:.0f} ms is over the {ttft_max * 1e3:.0f} ms target")
         if tpot_max is not None and step.tpot > tpot_max:
             misses.append(f"time per output token {step.tpot * 1e3:.1f} ms is over the {tpot_max * 1e3:.1f} ms "
                           "target")
-        reason = fit.reason or "; ".join(misses)
+        scheduler = _scheduler_reason(per_replica, float(step.tokens_per_step), eng)
+        reason = fit.reason or scheduler or "; ".join(misses)
         cost = None if price is None else price * n / 3600 / tokens_per_s * 1e6
         rows.append(PlanRow(
             tp=layout.tp, pp=layout.pp, dp=layout.dp, expert_parallel=layout.expert_parallel,
-            fits=fit.fits, meets_slo=not misses, reason=reason,
+            fits=fit.fits and not scheduler, meets_slo=not misses, reason=reason,
             weights_per_device=fit.weights, kv_per_device=fit.kv_cache, activations_per_device=fit.activations,
             memory_per_device=fit.total, usable_per_device=fit.usable,
             batch=per_replica, max_batch=fit.max_sequences,
             ttft=ttft, tpot=float(step.tpot), tokens_per_s=float(tokens_per_s),
             tokens_per_s_per_device=float(tokens_per_s / n), tokens_per_s_per_user=float(1 / step.tpot),
+            requests_per_s=float(tokens_per_s / output), prefill_share=float(step.prefill_share),
             bound=str(step.bound), cost_per_million_tokens=cost,
         ))
     return rows

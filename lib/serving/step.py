@@ -1,15 +1,22 @@
-"""How long a serving step takes: a roofline per pipeline stage, plus the collectives and hops.
+"""How long a serving step takes: decode with the prefill that steady state brings, across pipeline stages.
 
-Introduced in chapter 7 (serving many users). One forward pass on one device
-must read bytes (weights, KV cache) and do FLOPs; it takes at least
+Introduced in chapter 7 (serving many users). A replica keeps ``B``
+sequences running. Each step gives every one of them a token, and every
+step carries the prefill of the prompts that replace the sequences that
+finish: an engine with chunked prefill (vLLM V1 always runs one; Sarathi-
+Serve) schedules the running sequences first and fills the rest of its
+token budget with prompt chunks (``vllm/v1/core/sched/scheduler.py`` at
+0.33.0: "First, schedule the RUNNING requests", then the waiting ones while
+budget is left). A request of ``P`` prompt and ``O`` output tokens holds a
+slot for ``O`` steps (the one that finishes its prompt, which samples its
+first token, and ``O - 1`` decode steps), so in steady state ``B / O``
+requests finish per step and as many prompts are computed: per step
 
-    max(bytes / (eta_mem BW), flops / (eta_flop peak))
+    decode tokens  = B (O - 1) / O, each reading a cache of the mean context
+    prefill tokens = B (1 - h) P / O, h the prefix-cache hit rate
 
-(the roofline of Williams et al. 2009), plus the tensor-parallel all-reduces,
-which wait for each other. A decode step carries one token per sequence;
-weights are read once however many sequences share the step, which is why
-batching pays until the FLOPs catch up. A prefill carries a whole prompt and
-is compute-bound.
+With a prompt, :func:`decode_step` prices both in the same step; without one
+it prices decode alone, as one batch timed by itself.
 
 In a pipeline of ``pp`` stages an engine keeps up to ``pp`` microbatches in
 flight, each a slice of the batch. A sequence's next token needs its previous
@@ -19,15 +26,12 @@ stage:
 
     tpot = max(sum(stage) + hops, m x max(stage))
 
-Efficiencies default to 1, which gives the ideal bound; calibrate them
-against a measurement of your own engine.
-
 >>> from lib.transformer import PRESETS
 >>> from lib.serving.layout import Cluster, Layout
 >>> from lib.units import ms
 >>> step = decode_step(PRESETS["llama-3-8b"], Cluster("h100-sxm"), Layout(), batch=1, context=1)
 >>> round(step.tpot / ms, 2), step.bound
-(4.48, 'memory')
+(8.5, 'memory')
 """
 
 from __future__ import annotations
@@ -38,136 +42,34 @@ from typing import Any
 import numpy as np
 
 from lib import _checks
-from lib.collectives import send_time, tune_allreduce
-from lib.serving.layout import Cluster, Layout, check_layout, stage_layers
-from lib.serving.memory import _kv_bytes_per_layer, _per_device_layer
-from lib.transformer import ModelConfig, parameter_breakdown
+from lib.collectives import send_time
+from lib.serving.engine import Engine, configure
+from lib.serving.layout import Cluster, Layout, check_layout
+from lib.serving.operators import ACTIVATION_BYTES, StageWork, pass_work
+from lib.transformer import ModelConfig
 
-__all__ = ["expected_experts_touched", "StageWork", "stage_work", "hop_time", "DecodeStep", "decode_step",
-           "prefill_time", "compute_bound_batch", "ACTIVATION_BYTES"]
+__all__ = ["stage_work", "hop_time", "DecodeStep", "decode_step", "prefill_time", "compute_bound_batch",
+           "steady_prefill"]
 
 Number = Any
 
-#: Bytes per activation element on the wire and in the collectives (16-bit), whatever the weights use.
-ACTIVATION_BYTES = 2
-
-
-def expected_experts_touched(experts: Number, top_k: Number, tokens: Number) -> float | np.ndarray:
-    """Distinct experts a layer reads, on average, when ``tokens`` tokens each pick ``top_k`` of ``experts``.
-
-    Each expert is missed by one token with probability ``1 - k/E``, by all
-    ``T`` of them with ``(1 - k/E)^T`` (routers spreading evenly), so
-
-        touched = E (1 - (1 - k/E)^T)
-
-    >>> round(expected_experts_touched(8, 2, 1), 2), round(expected_experts_touched(8, 2, 16), 2)
-    (2.0, 7.92)
-    """
-    e = _checks.count("experts", experts, minimum=1)
-    k = _checks.count("top_k", top_k, minimum=1)
-    if (k > e).any():
-        raise ValueError(f"top_k must be at most experts, got top_k={top_k!r}, experts={experts!r}")
-    t = _checks.nonnegative("tokens", tokens)
-    return _checks.result(e * (1 - (1 - k / e) ** t))
-
-
-def _experts_read(config: ModelConfig, layout: Layout, tokens: np.ndarray) -> np.ndarray:
-    """MLPs' worth of weights the busiest device reads per layer: whole experts or ``1/tp`` slices.
-
-    Split by tensor parallelism, every device reads its ``1/tp`` slice of each
-    touched expert. Placed whole (``expert_parallel``), the busiest device
-    reads at least its even share of the touched experts, rounded up to a
-    whole expert and at most the ``experts / tp`` it holds: one whole expert
-    at batch 1, where tensor parallelism reads ``k / tp`` of one.
-    """
-    if config.experts == 1:
-        return np.asarray(1.0 / layout.tp)
-    touched = np.asarray(expected_experts_touched(config.experts, config.experts_per_token, tokens))
-    if not layout.expert_parallel:
-        return touched / layout.tp
-    return np.minimum(config.experts / layout.tp, np.maximum(1.0, np.ceil(touched / layout.tp)))
-
-
-@dataclass(frozen=True)
-class StageWork:
-    """One device's work in one pipeline stage for one forward pass.
-
-    ``read_bytes`` and ``flops`` feed the roofline; ``memory_time`` and
-    ``compute_time`` are its two sides; ``communication_time`` the
-    tensor-parallel all-reduces. Each is a float or an array over the sweep.
-    """
-
-    read_bytes: Any
-    flops: Any
-    memory_time: Any
-    compute_time: Any
-    communication_time: Any
-
-    @property
-    def time(self) -> Any:
-        """``max(memory_time, compute_time) + communication_time``."""
-        return _checks.result(np.maximum(self.memory_time, self.compute_time) + np.asarray(self.communication_time))
-
-
-def _tp_allreduce(cluster: Cluster, tp: int, message: np.ndarray) -> np.ndarray:
-    """Time of one tensor-parallel all-reduce of ``message`` bytes, NCCL's tuner, inside or across nodes."""
-    nodes = -(-tp // cluster.devices_per_node)
-    return np.asarray(tune_allreduce(message, tp, cluster.link, nodes, cluster.inter_link, cluster.nics_per_node).time)
-
 
 def stage_work(config: ModelConfig, cluster: Cluster, layout: Layout, stage: int, tokens: Number, context: Number,
-               prefill: bool = False, bytes_per_element: Number = 2, kv_bytes_per_element: Number | None = None,
-               memory_efficiency: Number = 1.0, compute_efficiency: Number = 1.0) -> StageWork:
-    """The roofline work of one device of pipeline stage ``stage`` in one forward pass.
+               prefill: bool = False, engine: Engine | None = None, **options: Any) -> StageWork:
+    """The work of one device of pipeline stage ``stage``: a decode batch, or one whole prompt.
 
     Decode (``prefill=False``): ``tokens`` sequences each add one token and
-    read ``context`` cached tokens. Prefill: one prompt of ``tokens`` tokens
-    attends causally to itself and writes its KV cache. Weights read are
-    those the pass touches: not the embedding table (a lookup), only the
-    experts the step's tokens are routed to.
+    read ``context`` cached tokens, and each samples one. Prefill: one
+    prompt of ``tokens`` tokens attends causally to itself, writes its KV
+    cache and samples one token. ``options`` are :class:`Engine` fields
+    (``weight_format``, ``allreduce``, ...). See
+    :func:`lib.serving.operators.pass_work` for the general pass.
     """
-    check_layout(config, layout)
-    counts = stage_layers(config.layers, layout.pp)
-    if not 0 <= stage < len(counts):
-        raise ValueError(f"stage must be in 0..{len(counts) - 1}, got {stage!r}")
+    eng = configure(cluster.device, engine, **options)
     n = _checks.positive("tokens", tokens)
-    ctx = _checks.nonnegative("context", context)
-    b = _checks.positive("bytes_per_element", bytes_per_element)
-    kv_b = b if kv_bytes_per_element is None else _checks.positive("kv_bytes_per_element", kv_bytes_per_element)
-    eta_mem = _checks.fraction("memory_efficiency", memory_efficiency)
-    eta_flop = _checks.fraction("compute_efficiency", compute_efficiency)
-    device = cluster.device
-    parts = parameter_breakdown(config)
-    tp, layers = layout.tp, counts[stage]
-    last = stage == len(counts) - 1
-
-    dense = _per_device_layer(config, layout, experts=0)
-    head = (parts.head or parts.embedding) / tp if last else 0.0
-    weights_read = (layers * (dense + _experts_read(config, layout, n) * parts.mlp) + head) * b
-
-    kv_token = _kv_bytes_per_layer(config, tp, kv_b) * layers
-    q_width = config.heads * config.head_dim / tp
-    active_linear = _per_device_layer(config, layout, experts=config.experts_per_token)
     if prefill:
-        kv_traffic = n * kv_token                                  # written once
-        attention_flops = 4 * q_width * n * (n + 1) / 2 * layers   # causal: token i sees i tokens
-        head_tokens = 1.0                                          # logits only for the last position
-    else:
-        kv_traffic = n * ctx * kv_token                            # every sequence reads its whole cache
-        attention_flops = 4 * q_width * n * ctx * layers
-        head_tokens = n
-    flops = 2 * n * layers * active_linear + attention_flops + 2 * head_tokens * head
-    read = weights_read + kv_traffic
-    message = n * config.hidden * ACTIVATION_BYTES
-    communication = 2 * layers * _tp_allreduce(cluster, tp, np.asarray(message, dtype=float))
-    shape = np.broadcast_shapes(np.shape(read), np.shape(flops), np.shape(communication))
-    return StageWork(
-        read_bytes=_checks.result(np.broadcast_to(read, shape)),
-        flops=_checks.result(np.broadcast_to(flops, shape)),
-        memory_time=_checks.result(np.broadcast_to(read / (eta_mem * device.memory_bandwidth), shape)),
-        compute_time=_checks.result(np.broadcast_to(flops / (eta_flop * device.peak_flops), shape)),
-        communication_time=_checks.result(np.broadcast_to(communication, shape)),
-    )
+        return pass_work(config, cluster, layout, stage, eng, prefill=n, prefill_context=(n + 1) / 2, sampled=1)
+    return pass_work(config, cluster, layout, stage, eng, decode=n, context=context, sampled=n)
 
 
 def hop_time(cluster: Cluster, layout: Layout, hop_bytes: Number) -> float | np.ndarray:
@@ -179,7 +81,7 @@ def hop_time(cluster: Cluster, layout: Layout, hop_bytes: Number) -> float | np.
     >>> from lib.units import KB, us
     >>> inside, across = (hop_time(Cluster("h100-sxm", devices_per_node=n), Layout(pp=2), 16 * KB) for n in (8, 1))
     >>> round(inside / us, 1), round(across / us, 1)
-    (7.3, 10.6)
+    (7.3, 9.9)
     """
     hop_bytes = _checks.nonnegative("hop_bytes", hop_bytes)
     per_replica = [sum((np.asarray(send_time(hop_bytes, link)) for link in _hop_links(cluster, layout, r)),
@@ -198,13 +100,39 @@ def _hop_links(cluster: Cluster, layout: Layout, replica: int) -> list:
     return links
 
 
+def steady_prefill(batch: Number, prompt_tokens: Number, output_tokens: Number,
+                   prefix_hit_rate: Number = 0.0) -> tuple[Any, Any, Any]:
+    """``(decode tokens, prefill tokens, prefill context)`` of one steady-state step of ``batch`` sequences.
+
+    ``B (O - 1) / O`` decode tokens, ``B (1 - h) P / O`` prompt tokens, and
+    the mean position a computed prompt token attends to, ``(h P + P + 1) / 2``
+    (the cached prefix is not recomputed, but it is attended to).
+
+    >>> steady_prefill(64, 1024, 256)
+    (63.75, 256.0, 512.5)
+    >>> steady_prefill(64, 1024, 256, prefix_hit_rate=0.5)[1:]
+    (128.0, 768.5)
+    """
+    b = _checks.positive("batch", batch)
+    p = _checks.count("prompt_tokens", prompt_tokens, minimum=1)
+    o = _checks.count("output_tokens", output_tokens, minimum=1)
+    h = _checks.nonnegative("prefix_hit_rate", prefix_hit_rate)
+    if (h >= 1).any():
+        raise ValueError(f"prefix_hit_rate must be in [0, 1), got {prefix_hit_rate!r}")
+    return (_checks.result(b * (o - 1) / o), _checks.result(b * (1 - h) * p / o),
+            _checks.result((h * p + p + 1) / 2))
+
+
 @dataclass(frozen=True)
 class DecodeStep:
-    """A decode step of one replica: per-stage times, hops, and what users and devices see.
+    """A step of one replica: per-stage times, hops, and what users and devices see.
 
     ``tpot`` is the time per output token of every sequence in the batch;
-    ``tokens_per_s`` the replica's output rate; ``bound`` names the side of
-    the roofline that sets the slowest stage's time.
+    ``tokens_per_s`` the replica's output rate; ``prefill_tokens`` the
+    prompt tokens each step computes (0 without a prompt) and
+    ``prefill_share`` the share of the step they cost; ``tokens_per_step``
+    what the busiest microbatch asks of the token budget; ``bound`` names
+    the side of the roofline that sets most of the slowest stage's time.
     """
 
     stage_times: tuple
@@ -213,123 +141,140 @@ class DecodeStep:
     tpot: Any
     tokens_per_s: Any
     bound: Any
+    prefill_tokens: Any
+    prefill_share: Any
+    tokens_per_step: Any
+
+
+def _loop(times: list, hop: Any, m: Any) -> np.ndarray:
+    stacked = np.stack(np.broadcast_arrays(*(np.asarray(t, dtype=float) for t in times)))
+    return np.maximum(stacked.sum(axis=0) + hop, m * stacked.max(axis=0)), stacked
 
 
 def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Number, context: Number,
-                bytes_per_element: Number = 2, kv_bytes_per_element: Number | None = None,
-                memory_efficiency: Number = 1.0, compute_efficiency: Number = 1.0) -> DecodeStep:
-    """One decode step of one replica carrying ``batch`` sequences with ``context`` tokens each.
+                prompt_tokens: Number | None = None, output_tokens: Number | None = None,
+                prefix_hit_rate: Number = 0.0, engine: Engine | None = None, **options: Any) -> DecodeStep:
+    """One step of one replica carrying ``batch`` sequences whose caches hold ``context`` tokens on average.
 
-    The batch is cut into ``m = min(pp, batch)`` microbatches; a stage's time
-    is that of its busiest device for one microbatch. Broadcasts over
-    ``batch`` and ``context``.
+    With ``prompt_tokens`` and ``output_tokens`` the step also carries the
+    steady-state prefill of :func:`steady_prefill` (``prefix_hit_rate`` of
+    each prompt found in the prefix cache); without them, decode alone.
+    ``options`` are :class:`~lib.serving.engine.Engine` fields:
+    ``weight_format``, ``kv_format``, ``allreduce``, ``cuda_graphs``, the
+    efficiencies and fixed costs. The batch is cut into ``m = min(pp, batch)``
+    microbatches; a stage's time is that of its busiest device for one
+    microbatch. Broadcasts over ``batch``, ``context`` and the lengths.
 
     >>> from lib.transformer import PRESETS
     >>> from lib.serving.layout import Cluster, Layout
     >>> llama = PRESETS["llama-3-8b"]
-    >>> one, many = (decode_step(llama, Cluster("h100-sxm"), Layout(), batch=b, context=2048) for b in (1, 64))
-    >>> round(many.tpot / one.tpot, 2)          # 64 times the tokens for about twice the time
-    2.11
+    >>> alone = decode_step(llama, Cluster("h100-sxm"), Layout(), batch=64, context=1152)
+    >>> loaded = decode_step(llama, Cluster("h100-sxm"), Layout(), 64, 1152, prompt_tokens=1024, output_tokens=256)
+    >>> round(float(loaded.tpot / alone.tpot), 2), round(float(loaded.prefill_share), 2)
+    (1.16, 0.14)
     """
     check_layout(config, layout)
-    batch_ = _checks.count("batch", batch, minimum=1)
-    m = np.minimum(layout.pp, batch_)
+    eng = configure(cluster.device, engine, **options)
+    batch_ = _checks.positive("batch", batch)
+    if (prompt_tokens is None) != (output_tokens is None):
+        raise ValueError("prompt_tokens and output_tokens must be given together (steady state), or neither")
+    m = np.minimum(layout.pp, np.ceil(batch_))
     micro = np.ceil(batch_ / m)
-    works = [stage_work(config, cluster, layout, s, micro, context, False, bytes_per_element, kv_bytes_per_element,
-                        memory_efficiency, compute_efficiency) for s in range(layout.pp)]
-    times = [np.asarray(w.time, dtype=float) for w in works]
-    hop = np.asarray(hop_time(cluster, layout, micro * config.hidden * ACTIVATION_BYTES))
-    stacked = np.stack(np.broadcast_arrays(*times))
-    tpot = np.maximum(stacked.sum(axis=0) + hop, m * stacked.max(axis=0))
-    slowest = works[int(np.argmax([np.max(t) for t in times]))]
-    bound = np.where(np.asarray(slowest.compute_time) > np.asarray(slowest.memory_time), "compute", "memory")
+    if prompt_tokens is None:
+        _checks.nonnegative("prefix_hit_rate", prefix_hit_rate)
+        decode, prefill, prefill_context = micro, np.zeros_like(micro), np.zeros_like(micro)
+    else:
+        decode, prefill, prefill_context = steady_prefill(micro, prompt_tokens, output_tokens, prefix_hit_rate)
+    hop = np.asarray(hop_time(cluster, layout, (np.asarray(decode) + prefill) * config.hidden * ACTIVATION_BYTES))
+    works = [pass_work(config, cluster, layout, s, eng, decode, context, prefill, prefill_context, sampled=micro)
+             for s in range(layout.pp)]
+    tpot, stacked = _loop([w.time for w in works], hop, m)
+    if prompt_tokens is None:
+        share = np.zeros_like(tpot)
+    else:
+        alone = [pass_work(config, cluster, layout, s, eng, decode, context, sampled=micro).time
+                 for s in range(layout.pp)]
+        share = 1 - _loop(alone, np.asarray(hop_time(cluster, layout, np.asarray(decode) * config.hidden
+                                                      * ACTIVATION_BYTES)), m)[0] / tpot
+    slowest = works[int(np.argmax([np.max(t) for t in stacked]))]
+    bound = np.where(2 * np.asarray(slowest.compute_bound_time) > np.asarray(slowest.time) - slowest.fixed_time
+                     - slowest.communication_time, "compute", "memory")
     return DecodeStep(
-        stage_times=tuple(_checks.result(t) for t in times),
+        stage_times=tuple(_checks.result(t) for t in stacked),
         hop_time=_checks.result(hop),
         microbatches=_checks.result(m),
         tpot=_checks.result(tpot),
         tokens_per_s=_checks.result(batch_ / tpot),
         bound=str(bound) if bound.ndim == 0 else bound,
+        prefill_tokens=_checks.result(m * np.asarray(prefill)),
+        prefill_share=_checks.result(share),
+        tokens_per_step=_checks.result(np.asarray(decode) + prefill),
     )
 
 
 def prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, prompt_tokens: Number,
-                 bytes_per_element: Number = 2, kv_bytes_per_element: Number | None = None,
-                 memory_efficiency: Number = 1.0, compute_efficiency: Number = 1.0) -> float | np.ndarray:
-    """Time to first token for one prompt on an idle replica: every stage in turn, plus the hops.
+                 prefix_hit_rate: Number = 0.0, engine: Engine | None = None, **options: Any) -> float | np.ndarray:
+    """Time to first token for one prompt on an idle replica, chunked by the engine's token budget.
 
-    The prompt crosses every stage once (no queueing, no other work in the
-    step); each stage's tensor-parallel all-reduces carry the whole prompt's
-    activations.
+    The ``(1 - h) P`` tokens not found in the prefix cache are computed in
+    chunks of at most ``max_num_batched_tokens``, each one engine step. The
+    chunks flow through the pipeline one behind the other, so with ``n``
+    chunks it takes ``n x max(stage) + (sum(stage) - max(stage))`` plus the
+    hops, and the first token is sampled after the last chunk.
 
     >>> from lib.transformer import PRESETS
     >>> from lib.serving.layout import Cluster, Layout
     >>> from lib.units import ms
     >>> llama = PRESETS["llama-3-70b"]
     >>> [round(prefill_time(llama, Cluster("h100-sxm"), Layout(tp=k), 2048) / ms) for k in (2, 8)]
-    [160, 60]
+    [231, 84]
     """
     check_layout(config, layout)
-    n = _checks.positive("prompt_tokens", prompt_tokens)
-    total = sum(np.asarray(stage_work(config, cluster, layout, s, n, 0, True, bytes_per_element,
-                                      kv_bytes_per_element, memory_efficiency, compute_efficiency).time)
-                for s in range(layout.pp))
-    return _checks.result(total + np.asarray(hop_time(cluster, layout, n * config.hidden * ACTIVATION_BYTES)))
+    eng = configure(cluster.device, engine, **options)
+    p = _checks.count("prompt_tokens", prompt_tokens, minimum=1)
+    h = _checks.nonnegative("prefix_hit_rate", prefix_hit_rate)
+    if (h >= 1).any():
+        raise ValueError(f"prefix_hit_rate must be in [0, 1), got {prefix_hit_rate!r}")
+    computed = np.maximum(1.0, np.ceil((1 - h) * p))
+    chunks = np.ceil(computed / eng.max_num_batched_tokens)
+    chunk = computed / chunks
+    context = (h * p + p + 1) / 2
+    stages = [np.asarray(pass_work(config, cluster, layout, s, eng, prefill=chunk, prefill_context=context).time)
+              for s in range(layout.pp)]
+    last = layout.pp - 1
+    sample = (np.asarray(pass_work(config, cluster, layout, last, eng, sampled=1.0).head_time))
+    stacked = np.stack(np.broadcast_arrays(*stages))
+    total = chunks * stacked.max(axis=0) + stacked.sum(axis=0) - stacked.max(axis=0) + sample
+    return _checks.result(total + np.asarray(hop_time(cluster, layout, chunk * config.hidden * ACTIVATION_BYTES)))
 
 
-def compute_bound_batch(config: ModelConfig, device: object, context: Number = 0, tp: int = 1,
-                        bytes_per_element: Number = 2,
-                        kv_bytes_per_element: Number | None = None) -> float | np.ndarray:
-    """The batch at which a decode step's FLOPs take as long as its memory reads: the ridge of the roofline.
+def compute_bound_batch(config: ModelConfig, device: object, tp: int = 1, engine: Engine | None = None,
+                        **options: Any) -> float | np.ndarray:
+    """The batch at which a decode step's linear layers take as long to compute as to read: their ridge.
 
-    A decode step of ``B`` sequences on one device reads the weights once
-    (``W`` bytes) plus each sequence's cache (``c kappa`` bytes) and does
-    ``F`` FLOPs per sequence. With ``I = peak_flops / memory_bandwidth`` the
-    two sides of the roofline are equal at
+    The linear layers read their ``W = P_w b`` bytes once per step and do
+    ``2 P_w`` FLOPs per sequence; with the achieved bandwidth ``BW`` and the
+    format's achieved peak ``F`` they turn compute-bound at
 
-        B_ridge = W / (F / I - c kappa)
+        B_ridge = (F / BW) x b / 2
 
-    and never (``inf``) once ``c kappa >= F / I``: each added sequence then
-    brings more bytes than the device can compute on in the same time, and
-    the step stays memory-bound at any batch. With no cache (``context=0``)
-    ``F = 2 W / b`` and ``B_ridge = I b / 2``. The roofline only: the
-    tensor-parallel all-reduces add time but change neither side. Dense
-    models only (a mixture of experts reads more experts as the batch grows;
-    see :func:`expected_experts_touched`). Broadcasts over ``context``.
-
-    Parameters
-    ----------
-    config : ModelConfig
-        A dense model.
-    device : Device or str
-        A :data:`lib.hardware.DEVICES` slug or a :class:`~lib.hardware.Device`.
-    context : int or array
-        Tokens already in each sequence's cache.
-    tp : int
-        Tensor-parallel degree of the replica (the ridge barely moves with it).
-    bytes_per_element, kv_bytes_per_element : float
-        Bytes per weight and per cached number (the cache defaults to the weights').
-
-    Returns
-    -------
-    float or ndarray
-        Sequences per step (not rounded); ``inf`` where no batch is compute-bound.
+    whatever the context: attention, a separate kernel, reads each
+    sequence's cache and never turns compute-bound in decode (it does about
+    ``4 heads / kv_heads`` FLOPs per cached byte). FP8 halves ``b`` and
+    doubles ``F``, so the ridge stays; W8A16 halves ``b`` at the 16-bit
+    peak and halves the ridge. Dense models only (a mixture of experts
+    reads more experts as the batch grows).
 
     >>> from lib.transformer import PRESETS
     >>> llama = PRESETS["llama-3-70b"]
-    >>> round(compute_bound_batch(llama, "h100-sxm"), 1)                  # the ridge intensity at b = 2
-    295.4
-    >>> compute_bound_batch(llama, "h100-sxm", context=[512, 1024, 4096]).round().tolist()   # KV reads move it
-    [452.0, 964.0, inf]
+    >>> [round(compute_bound_batch(llama, "h100-sxm", weight_format=f)) for f in ("bf16", "fp8", "int8")]
+    [230, 230, 117]
     """
     if config.experts > 1:
         raise ValueError(f"config must be a dense model (a mixture of experts reads more experts as the batch "
                          f"grows; see expected_experts_touched), got {config.name} with {config.experts} experts")
     cluster, layout = Cluster(device), Layout(tp=tp)
-    one, two = (stage_work(config, cluster, layout, 0, n, context, False, bytes_per_element, kv_bytes_per_element)
-                for n in (1.0, 2.0))
-    per_sequence_memory = np.asarray(two.memory_time) - np.asarray(one.memory_time)     # c kappa / BW
-    weights_memory = np.asarray(one.memory_time) - per_sequence_memory                  # W / BW
-    gap = np.asarray(one.compute_time) - per_sequence_memory                             # F / peak - c kappa / BW
-    ridge = np.where(gap > 0, weights_memory / np.where(gap > 0, gap, 1.0), np.inf)
-    return _checks.result(ridge)
+    check_layout(config, layout)
+    eng = configure(cluster.device, engine, **options)
+    one = pass_work(config, cluster, layout, 0, eng, decode=1.0).linear
+    return float(one.memory_time / one.compute_time)
