@@ -21,7 +21,9 @@ def test_every_device_is_complete_and_cited(slug):
     assert 8 * GiB <= device.memory_bytes <= 512 * GiB
     assert 100 * GB / s <= device.memory_bandwidth <= 20 * TB / s
     assert 1e13 <= device.peak_flops <= 1e16          # 10 TFLOP/s to 10 PFLOP/s
-    assert device.link in hardware.LINKS
+    assert device.link in hardware.LINKS and device.network in hardware.LINKS
+    assert hardware.LINKS[device.network].kind == "net" and 0 < device.nics_per_gpu <= 1
+    assert device.fp8_flops == 0 or 1.9 < device.fp8_flops / device.peak_flops < 2.1
 
 
 @pytest.mark.parametrize("slug", sorted(hardware.LINKS))
@@ -40,8 +42,11 @@ def test_datasheet_figures_by_hand():
     # The A100 datasheet prints 312 TFLOPS dense; H100's 1,979 is with sparsity, dense is half.
     assert hardware.DEVICES["a100-80gb"].peak_flops == 312e12
     assert hardware.DEVICES["h100-sxm"].peak_flops == 1979e12 / 2
-    # An "80GB" card holds 80 GiB = 81,920 MiB.
-    assert hardware.DEVICES["h100-sxm"].memory_bytes == 81920 * 1024**2
+    # Memory as the driver reports it: an H100 sold as "80GB" shows 81,559 MiB, an A100 80GB 81,920 MiB.
+    assert hardware.DEVICES["h100-sxm"].memory_bytes == 81559 * 1024**2
+    assert hardware.DEVICES["a100-80gb"].memory_bytes == 81920 * 1024**2
+    # FP8 dense peaks: H100 3,958 with sparsity, so 1,979; none on the A100.
+    assert hardware.DEVICES["h100-sxm"].fp8_flops == 1979e12 and hardware.DEVICES["a100-80gb"].fp8_flops == 0
     # NVLink 4 is 900 GB/s in both directions together: 450 GB/s each way.
     assert hardware.LINKS["nvlink4"].bandwidth == 450e9
     # A 400 Gb/s port moves 50 GB/s each way; PCIe Gen4 x16 31.5 GB/s after 128b/130b encoding.

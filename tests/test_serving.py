@@ -178,10 +178,16 @@ def test_steady_state_prefill_by_hand():
     loaded = serving.decode_step(llama, H100, Layout(), 64, 1152, 1024, 256, **IDEAL)
     assert loaded.prefill_tokens == pytest.approx(256)
     assert loaded.tpot > alone.tpot and 0 < loaded.prefill_share < 1
-    # The prefill's extra FLOPs, at 2 per active linear weight per token, are what the compute side adds.
-    work = serving.pass_work(llama, H100, Layout(), 0, serving.configure("h100-sxm", **IDEAL), decode=64 * 255 / 256,
-                             context=1152, prefill=256, prefill_context=512.5, sampled=64)
-    assert float(loaded.tpot) == pytest.approx(float(work.time))
+    # Prompts come whole: a step computes k prompts of 1,024 tokens, k Poisson of mean 0.25, and the mean step
+    # is the Poisson mix of those steps, each priced by loop_time.
+    steps = [serving.loop_time(llama, H100, Layout(), 64 * 255 / 256, 1152, 1024 * k, 512.5, **IDEAL)
+             for k in range(8)]
+    chances = [math.exp(-0.25) * 0.25**k / math.factorial(k) for k in range(8)]
+    assert float(loaded.tpot) == pytest.approx(sum(p * t for p, t in zip(chances, steps)), rel=1e-6)
+    # Smeared evenly over the steps instead, the same prefill would cost less: a compute-bound step with a
+    # whole prompt takes longer than the memory-bound ones it replaces save.
+    smeared = serving.loop_time(llama, H100, Layout(), 64 * 255 / 256, 1152, 256, 512.5, **IDEAL)
+    assert float(loaded.tpot) > float(smeared)
 
 
 def test_prefix_hits_lower_the_prefill_work_and_never_the_throughput():

@@ -7,6 +7,9 @@ Introduced in chapter 7 (serving many users). One module per topic, all re-expor
 * :mod:`lib.serving.memory`: weights, KV cache and activations per device, and whether they fit;
 * :mod:`lib.serving.operators`: one forward pass priced operator by operator (linear, attention, head);
 * :mod:`lib.serving.step`: a steady-state step (decode with its share of prefill) and a prefill;
+* :mod:`lib.serving.capacity`: the highest request rate a layout carries within TTFT and TPOT targets;
+* :mod:`lib.serving.sizing`: the fewest devices that carry a request rate, or the most a cluster carries;
+* :mod:`lib.serving.command`: the ``vllm serve`` line that deploys a layout;
 * :mod:`lib.serving.plan`: every layout of a model on a cluster, ranked.
 
 >>> from lib.transformer import PRESETS
@@ -16,21 +19,25 @@ Introduced in chapter 7 (serving many users). One module per topic, all re-expor
 7.92
 """
 
+from lib.serving.capacity import BINDINGS, Capacity, Load, Workload, capacity, replica_load
+from lib.serving.command import parse_vllm_command, vllm_command
 from lib.serving.engine import Engine, configure, scheduler_limits
 from lib.serving.layout import Cluster, Layout, check_layout, layouts, stage_layers
 from lib.serving.memory import (MemoryFit, activation_bytes, kv_bytes_per_token_per_device, kv_cache_bytes,
                                 memory_fit, stage_weight_bytes, weight_bytes_per_device)
 from lib.serving.operators import ACTIVATION_BYTES, Roofline, StageWork, expected_experts_touched, pass_work
 from lib.serving.plan import FrontierPoint, PlanRow, best, frontier, mean_context, plan
-from lib.serving.step import (DecodeStep, compute_bound_batch, decode_step, hop_time, prefill_time, stage_work,
-                              steady_prefill)
+from lib.serving.sizing import Sizing, best_capacity, replica_shapes, size
+from lib.serving.step import (DecodeStep, compute_bound_batch, decode_step, hop_time, loop_time, prefill_lumps,
+                              prefill_time, stage_work, steady_prefill)
 
 __all__ = [
-    "Engine", "configure", "scheduler_limits",
+    "Engine", "configure", "scheduler_limits", "BINDINGS", "Workload", "Load", "Capacity", "capacity",
+    "replica_load", "vllm_command", "parse_vllm_command", "Sizing", "replica_shapes", "size", "best_capacity",
     "Layout", "Cluster", "stage_layers", "check_layout", "layouts",
     "kv_cache_bytes", "kv_bytes_per_token_per_device", "stage_weight_bytes", "weight_bytes_per_device",
     "activation_bytes", "MemoryFit", "memory_fit",
     "ACTIVATION_BYTES", "expected_experts_touched", "Roofline", "StageWork", "pass_work", "stage_work", "hop_time",
-    "DecodeStep", "decode_step", "steady_prefill", "prefill_time", "compute_bound_batch",
+    "DecodeStep", "decode_step", "steady_prefill", "prefill_lumps", "loop_time", "prefill_time", "compute_bound_batch",
     "mean_context", "PlanRow", "plan", "best", "FrontierPoint", "frontier",
 ]

@@ -1,52 +1,123 @@
-"""Print the planner's table, or the throughput-latency frontier, for a model on a cluster.
+"""Plan a deployment from a shell: every layout, the frontier, or the fewest devices for a request rate.
 
 Usage (``python -m lib.serving --help``)::
 
     python -m lib.serving --model llama-3-70b --device h100-sxm --devices 8 --batch 64
+    python -m lib.serving --model llama-3-70b --devices 8 --weight-format fp8 --ttft-ms 1000 --tpot-ms 50
+    python -m lib.serving --config path/to/config.json --devices 8 --ttft-ms 1000 --tpot-ms 50
+    python -m lib.serving --model llama-3-70b --weight-format fp8 --rate 20 --ttft-ms 1000 --tpot-ms 50
     python -m lib.serving --model llama-3-70b --device h100-sxm --devices 8 --frontier
+
+With latency targets every row shows the highest request rate the layout
+carries within them (capacity) and what binds it, and the best row's
+``vllm serve`` line is printed. With ``--rate`` the fewest devices that carry
+that rate are found instead.
 """
 
 from __future__ import annotations
 
 import argparse
 
+from lib.collectives import ALLREDUCE_CHOICES
+from lib.formats import KV_FORMATS, WEIGHT_FORMATS
 from lib.hardware import DEVICES
+from lib.serving.command import vllm_command
+from lib.serving.engine import configure
+from lib.serving.layout import Layout
 from lib.serving.plan import best, frontier, plan
-from lib.transformer import PRESETS
+from lib.serving.sizing import size
+from lib.transformer import PRESETS, parameter_count, read_hf_config
 from lib.units import GB, ms
 
 
-def main(argv: list[str] | None = None) -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m lib.serving", description=__doc__.splitlines()[0])
-    parser.add_argument("--model", choices=sorted(PRESETS), default="llama-3-70b")
+    model = parser.add_mutually_exclusive_group()
+    model.add_argument("--model", choices=sorted(PRESETS), default="llama-3-70b", help="a preset")
+    model.add_argument("--config", help="a Hugging Face config.json instead of a preset")
+    parser.add_argument("--name", help="the model's name in the vllm serve line (default: the preset's or folder's)")
     parser.add_argument("--device", choices=sorted(DEVICES), default="h100-sxm")
     parser.add_argument("--devices", type=int, default=8)
     parser.add_argument("--batch", type=int, default=64, help="concurrent sequences across the cluster")
-    parser.add_argument("--prompt", type=int, default=1024, help="prompt tokens per sequence")
-    parser.add_argument("--output", type=int, default=256, help="generated tokens per sequence")
+    parser.add_argument("--prompt", type=int, default=1024, help="prompt tokens per request")
+    parser.add_argument("--output", type=int, default=256, help="generated tokens per request")
+    parser.add_argument("--prefix-hit-rate", type=float, default=0.0, help="share of each prompt already cached")
+    parser.add_argument("--weight-format", choices=sorted(WEIGHT_FORMATS), default="bf16")
+    parser.add_argument("--kv-format", choices=sorted(KV_FORMATS), default="bf16")
+    parser.add_argument("--allreduce", choices=ALLREDUCE_CHOICES, default="engine")
+    parser.add_argument("--eager", action="store_true", help="no CUDA graphs (vLLM's --enforce-eager)")
+    parser.add_argument("--max-num-seqs", type=int, help="the scheduler's sequences per replica (default: vLLM's)")
+    parser.add_argument("--max-num-batched-tokens", type=int, help="the token budget per step (default: vLLM's)")
+    parser.add_argument("--ttft-ms", type=float, help="time-to-first-token target, ms, at --percentile")
+    parser.add_argument("--tpot-ms", type=float, help="time-per-output-token target, ms, at --percentile")
+    parser.add_argument("--percentile", type=float, default=90, help="the targets' percentile (90 for p90)")
+    parser.add_argument("--rate", type=float, help="requests per second to size the cluster for")
+    parser.add_argument("--max-devices", type=int, default=64, help="the most devices --rate may use")
     parser.add_argument("--frontier", action="store_true", help="sweep the batch and print the Pareto frontier")
-    args = parser.parse_args(argv)
-    config = PRESETS[args.model]
-    if args.frontier:
-        _, front = frontier(config, args.device, args.devices, args.prompt, args.output)
-        print(f"{config.name} on {args.devices} x {DEVICES[args.device].name}, prompt {args.prompt}, "
-              f"output {args.output}: the throughput-latency frontier")
-        print(f"{'layout':>14} {'batch':>6} {'tokens/s per user':>18} {'tokens/s per device':>20}")
-        for point in front:
-            print(f"{point.name:>14} {point.batch:>6} {point.tokens_per_s_per_user:>18.1f} "
-                  f"{point.tokens_per_s_per_device:>20.1f}")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    config = read_hf_config(args.config, args.name) if args.config else PRESETS[args.model]
+    model_id = args.name or config.hf_id or config.name
+    print(f"{config.name}: {parameter_count(config) / 1e9:.2f} billion parameters")
+    engine = dict(weight_format=args.weight_format, kv_format=args.kv_format, allreduce=args.allreduce,
+                  cuda_graphs=not args.eager, max_num_seqs=args.max_num_seqs,
+                  max_num_batched_tokens=args.max_num_batched_tokens)
+    targets = dict(ttft_limit=None if args.ttft_ms is None else args.ttft_ms * ms,
+                   tpot_limit=None if args.tpot_ms is None else args.tpot_ms * ms, percentile=args.percentile / 100)
+    resolved = configure(args.device, **engine)
+    if args.rate is not None:
+        _sizing(args, config, model_id, engine, targets, resolved)
+    elif args.frontier:
+        _frontier(args, config, engine)
+    else:
+        _table(args, config, model_id, engine, targets, resolved)
+
+
+def _sizing(args, config, model_id: str, engine: dict, targets: dict, resolved) -> None:
+    plan_ = size(config, args.device, args.rate, args.prompt, args.output, max_devices=args.max_devices,
+                 prefix_hit_rate=args.prefix_hit_rate, **targets, **engine)
+    if plan_ is None:
+        print(f"No layout of at most {args.max_devices} x {DEVICES[args.device].name} carries {args.rate:g} "
+              "requests per second within the targets.")
         return
-    rows = plan(config, args.device, args.devices, args.batch, args.prompt, args.output)
+    print(f"{args.rate:g} requests/s, prompt {args.prompt}, output {args.output}: {plan_.devices} x "
+          f"{DEVICES[args.device].name} as {plan_.layout.name} ({plan_.layout.dp} replicas of "
+          f"{plan_.replica.rate:.2f} requests/s each; binding: {plan_.replica.binding})")
+    print(vllm_command(model_id, plan_.layout, resolved))
+
+
+def _frontier(args, config, engine: dict) -> None:
+    _, front = frontier(config, args.device, args.devices, args.prompt, args.output, **engine)
+    print(f"{args.devices} x {DEVICES[args.device].name}, prompt {args.prompt}, output {args.output}: "
+          "the throughput-latency frontier")
+    print(f"{'layout':>14} {'batch':>6} {'tokens/s per user':>18} {'tokens/s per device':>20}")
+    for point in front:
+        print(f"{point.name:>14} {point.batch:>6} {point.tokens_per_s_per_user:>18.1f} "
+              f"{point.tokens_per_s_per_device:>20.1f}")
+
+
+def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -> None:
+    rows = plan(config, args.device, args.devices, args.batch, args.prompt, args.output,
+                prefix_hit_rate=args.prefix_hit_rate, **targets, **engine)
     chosen = best(rows)
-    print(f"{config.name} on {args.devices} x {DEVICES[args.device].name}, batch {args.batch}, "
-          f"prompt {args.prompt}, output {args.output}")
+    with_targets = rows and rows[0].capacity is not None
+    print(f"{args.devices} x {DEVICES[args.device].name}, batch {args.batch}, prompt {args.prompt}, output "
+          f"{args.output}, weights {args.weight_format}, KV cache {args.kv_format}")
+    extra = f" {'req/s':>7} {'req/s/dev':>9}  binding" if with_targets else ""
     print(f"{'layout':>14} {'fits':>5} {'GB/device':>10} {'max batch':>10} {'TTFT ms':>8} {'TPOT ms':>8} "
-          f"{'tok/s/dev':>10}  note")
+          f"{'tok/s/dev':>10}{extra}  note")
     for row in rows:
         mark = "  <- best" if row is chosen else ""
+        more = (f" {row.capacity:>7.2f} {row.requests_per_s_per_device:>9.3f}  {row.binding}"
+                if with_targets else "")
         print(f"{row.name:>14} {'yes' if row.fits else 'no':>5} {row.memory_per_device / GB:>10.1f} "
               f"{row.max_batch:>10} {row.ttft / ms:>8.1f} {row.tpot / ms:>8.2f} {row.tokens_per_s_per_device:>10.1f}"
-              f"  {row.reason}{mark}")
+              f"{more}  {row.reason}{mark}")
+    if chosen is not None:
+        print(vllm_command(model_id, Layout(chosen.tp, chosen.pp, chosen.dp, chosen.expert_parallel), resolved))
 
 
 if __name__ == "__main__":

@@ -72,7 +72,8 @@ from lib.formats import compute_peak, kv_bytes, weight_format as lookup_format
 from lib.hardware import DEVICES, Device, device as lookup_device
 from lib.units import B, GiB, ms, s, us
 
-__all__ = ["Engine", "configure", "STREAM_COPY_A100_40GB", "MEMORY_EFFICIENCY", "COMPUTE_EFFICIENCY", "LAYER_OVERHEAD", "STEP_OVERHEAD",
+__all__ = ["Engine", "configure", "STREAM_COPY_A100_40GB", "MEMORY_EFFICIENCY", "COMPUTE_EFFICIENCY",
+           "LAYER_OVERHEAD", "STEP_OVERHEAD",
            "EAGER_LAYER_LAUNCH", "GPU_MEMORY_UTILIZATION", "NON_TORCH_BYTES", "CUDA_GRAPH_BYTES", "scheduler_limits"]
 
 #: BabelStream's copy rate on an A100-SXM4-40GB of Polaris (``MBytes/sec`` 1400256.415, alcf_beginners_guide).
@@ -185,7 +186,7 @@ class Engine:
 
 
 def configure(device: Device | str, engine: Engine | None = None, **options) -> Engine:
-    """``engine`` (the defaults if ``None``) with the :class:`Engine` fields in ``options`` changed, resolved for ``device``.
+    """``engine`` (the defaults if ``None``) with the :class:`Engine` fields in ``options`` changed, resolved.
 
     >>> configure("h100-sxm", weight_format="fp8", max_num_seqs=64).max_num_seqs
     64

@@ -11,7 +11,7 @@ latency targets.
 >>> [row.name for row in rows if row.fits][:3]
 ['tp1-pp4-dp2', 'tp1-pp8-dp1', 'tp2-pp2-dp2']
 >>> best(rows).name
-'tp4-pp1-dp2'
+'tp8-pp1-dp1'
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 
 from lib import _checks
 from lib.hardware import Device, Link
+from lib.serving.capacity import capacity
 from lib.serving.engine import Engine, configure
 from lib.serving.layout import Cluster, layouts
 from lib.serving.memory import memory_fit
@@ -68,6 +69,11 @@ class PlanRow:
     prefill_share: float
     bound: str
     cost_per_million_tokens: float | None
+    capacity: float | None = None
+    requests_per_s_per_device: float | None = None
+    binding: str | None = None
+    capacity_ttft: float | None = None
+    capacity_tpot: float | None = None
 
     @property
     def name(self) -> str:
@@ -112,7 +118,7 @@ def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, pr
          output_tokens: int, *, devices_per_node: int = 8, link: Link | str | None = None,
          inter_link: Link | str | None = None, nics_per_node: int | None = None, prefix_hit_rate: float = 0.0,
          expert_parallel: bool = False, ttft_limit: float | None = None, tpot_limit: float | None = None,
-         price_per_device_hour: float | None = None, engine: Engine | None = None,
+         percentile: float = 0.9, price_per_device_hour: float | None = None, engine: Engine | None = None,
          **options: Any) -> list[PlanRow]:
     """Every layout of ``config`` on ``devices`` devices serving ``batch`` concurrent sequences in steady state.
 
@@ -145,7 +151,10 @@ def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, pr
         For a mixture of experts, place whole experts on the tensor-parallel
         devices (vLLM's ``--enable-expert-parallel``).
     ttft_limit, tpot_limit : float, optional
-        Latency targets in seconds; rows that miss one have ``meets_slo`` False.
+        Latency targets in seconds at ``percentile`` (0.9: p90). Rows whose
+        fixed-concurrency TTFT (an idle replica's) or TPOT misses one have
+        ``meets_slo`` False; with a target, every row also gets its capacity
+        under the targets and :func:`best` ranks by capacity per device.
     price_per_device_hour : float, optional
         Gives ``cost_per_million_tokens`` (same currency).
     engine : Engine, optional
@@ -196,6 +205,10 @@ def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, pr
         scheduler = _scheduler_reason(per_replica, float(step.tokens_per_step), eng)
         reason = fit.reason or scheduler or "; ".join(misses)
         cost = None if price is None else price * n / 3600 / tokens_per_s * 1e6
+        under = None if ttft_max is None and tpot_max is None else capacity(
+            config, cluster.device, layout, prompt, output, ttft_limit=ttft_max, tpot_limit=tpot_max,
+            percentile=percentile, prefix_hit_rate=hit, devices_per_node=cluster.devices_per_node, link=cluster.link,
+            inter_link=cluster.inter_link, nics_per_node=cluster.nics_per_node, engine=eng)
         rows.append(PlanRow(
             tp=layout.tp, pp=layout.pp, dp=layout.dp, expert_parallel=layout.expert_parallel,
             fits=fit.fits and not scheduler, meets_slo=not misses, reason=reason,
@@ -206,15 +219,26 @@ def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, pr
             tokens_per_s_per_device=float(tokens_per_s / n), tokens_per_s_per_user=float(1 / step.tpot),
             requests_per_s=float(tokens_per_s / output), prefill_share=float(step.prefill_share),
             bound=str(step.bound), cost_per_million_tokens=cost,
+            **({} if under is None else dict(
+                capacity=under.rate, requests_per_s_per_device=under.rate_per_device, binding=under.binding,
+                capacity_ttft=None if under.load is None else under.load.ttft_quantile,
+                capacity_tpot=None if under.load is None else under.load.tpot_quantile)),
         ))
     return rows
 
 
 def best(rows: list[PlanRow]) -> PlanRow | None:
-    """The row with the most tokens per second per device among those that fit and meet the targets.
+    """The best row: the most capacity per device under the targets, or without targets the most tokens per
+    second per device among the rows that fit.
 
-    Ties go to the lower time per output token. ``None`` if no row qualifies.
+    With targets (rows that carry a ``capacity``) the row with the highest
+    ``requests_per_s_per_device`` above zero wins; without, the fixed
+    concurrency decides. Ties go to the lower time per output token.
+    ``None`` if no row qualifies.
     """
+    if any(row.capacity is not None for row in rows):
+        carrying = [row for row in rows if row.requests_per_s_per_device]
+        return min(carrying, key=lambda row: (-row.requests_per_s_per_device, row.tpot), default=None)
     ok = [row for row in rows if row.fits and row.meets_slo]
     return min(ok, key=lambda row: (-row.tokens_per_s_per_device, row.tpot), default=None)
 

@@ -44,12 +44,12 @@ import numpy as np
 from lib import _checks
 from lib.collectives import send_time
 from lib.serving.engine import Engine, configure
-from lib.serving.layout import Cluster, Layout, check_layout
+from lib.serving.layout import Cluster, Layout, check_layout, stage_layers
 from lib.serving.operators import ACTIVATION_BYTES, StageWork, pass_work
 from lib.transformer import ModelConfig
 
 __all__ = ["stage_work", "hop_time", "DecodeStep", "decode_step", "prefill_time", "compute_bound_batch",
-           "steady_prefill"]
+           "steady_prefill", "prefill_lumps", "loop_time"]
 
 Number = Any
 
@@ -132,7 +132,8 @@ class DecodeStep:
     prompt tokens each step computes (0 without a prompt) and
     ``prefill_share`` the share of the step they cost; ``tokens_per_step``
     what the busiest microbatch asks of the token budget; ``bound`` names
-    the side of the roofline that sets most of the slowest stage's time.
+    the side of the roofline that sets most of the slowest stage's time;
+    ``stage_works`` holds each stage's :class:`~lib.serving.operators.StageWork`.
     """
 
     stage_times: tuple
@@ -144,11 +145,75 @@ class DecodeStep:
     prefill_tokens: Any
     prefill_share: Any
     tokens_per_step: Any
+    stage_works: tuple = ()
 
 
 def _loop(times: list, hop: Any, m: Any) -> np.ndarray:
     stacked = np.stack(np.broadcast_arrays(*(np.asarray(t, dtype=float) for t in times)))
     return np.maximum(stacked.sum(axis=0) + hop, m * stacked.max(axis=0)), stacked
+
+
+def _pass(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, m: Any, decode: Any, context: Any,
+          prefill: Any, prefill_context: Any, sampled: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    """One trip round the pipeline with every microbatch carrying the same work: (tpot, stages, hops, works)."""
+    hop = np.asarray(hop_time(cluster, layout, (np.asarray(decode) + prefill) * config.hidden * ACTIVATION_BYTES))
+    works = _stage_works(config, cluster, layout, engine, decode, context, prefill, prefill_context, sampled)
+    tpot, stacked = _loop([w.time for w in works], hop, m)
+    return tpot, stacked, hop, works
+
+
+def _stage_works(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, *work: Any) -> list:
+    """The work of every stage; stages with the same layers (and not the last, which holds the head) share one."""
+    counts = stage_layers(config.layers, layout.pp)
+    cache: dict = {}
+    works = []
+    for s, layers in enumerate(counts):
+        key = (layers, s == 0, s == len(counts) - 1)
+        if key not in cache:
+            cache[key] = pass_work(config, cluster, layout, s, engine, *work)
+        works.append(cache[key])
+    return works
+
+
+#: Prompts per step up to which the number of prompts a step computes is treated as a Poisson count.
+_LUMPS = 16
+
+
+def prefill_lumps(decode: Any, prompts_per_step: Any, new_tokens: Any, budget: int) -> tuple[np.ndarray, np.ndarray]:
+    """The prompt tokens a step computes, as a distribution: ``(tokens, weights)``, support on the first axis.
+
+    Prompts come whole, not smeared over steps. With ``R = budget - decode``
+    tokens of room and ``n`` new tokens per prompt: a prompt of ``n >= R``
+    fills whole steps, so a share ``rho = mu n / R`` of the steps carries
+    ``R`` prompt tokens and the rest none; shorter prompts arrive as a
+    Poisson count ``K`` of mean ``mu`` per step and a step computes
+    ``min(K n, R)``. Past :data:`_LUMPS` prompts per step the count is
+    close to its mean, and the mean is used.
+
+    >>> tokens, weights = prefill_lumps(60.0, 0.25, 1024, 8192)
+    >>> [round(float(x)) for x in tokens[:3]], [round(float(w), 3) for w in weights[:3]]
+    ([0, 1024, 2048], [0.779, 0.195, 0.024])
+    >>> tokens, weights = prefill_lumps(60.0, 0.25, 16384, 8192)     # a prompt of two budgets
+    >>> float(tokens[0]), float(tokens[-1]), round(float(weights[-1]), 3)
+    (0.0, 8132.0, 0.504)
+    """
+    d = np.asarray(decode, dtype=float)
+    mu = np.asarray(prompts_per_step, dtype=float)
+    n = np.asarray(new_tokens, dtype=float)
+    room = np.maximum(1.0, budget - d)
+    k = np.arange(_LUMPS + 1).reshape((-1,) + (1,) * np.broadcast(d, mu, n).ndim)
+    pmf = np.exp(k * np.log(np.maximum(mu, 1e-300)) - mu - np.cumsum(np.log(np.maximum(k, 1)), axis=0))
+    pmf[0] = np.exp(-mu)
+    pmf[-1] = np.maximum(0.0, 1 - pmf[:-1].sum(axis=0))
+    tokens = np.minimum(k * n, room)
+    long_ = n >= room
+    busy = np.minimum(1.0, mu * n / room)
+    two = np.where(k == 0, 1 - busy, np.where(k == _LUMPS, busy, 0.0))
+    smooth = (mu > _LUMPS) | (room / n > _LUMPS)
+    weights = np.where(long_, two, np.where(smooth, np.where(k == 1, 1.0, 0.0), pmf))
+    tokens = np.where(long_, np.where(k == _LUMPS, room, 0.0), np.where(smooth, np.minimum(mu * n, room), tokens))
+    shape = np.broadcast_shapes(tokens.shape, weights.shape)
+    return np.broadcast_to(tokens, shape), np.broadcast_to(weights, shape)
 
 
 def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Number, context: Number,
@@ -158,12 +223,15 @@ def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Nu
 
     With ``prompt_tokens`` and ``output_tokens`` the step also carries the
     steady-state prefill of :func:`steady_prefill` (``prefix_hit_rate`` of
-    each prompt found in the prefix cache); without them, decode alone.
-    ``options`` are :class:`~lib.serving.engine.Engine` fields:
-    ``weight_format``, ``kv_format``, ``allreduce``, ``cuda_graphs``, the
-    efficiencies and fixed costs. The batch is cut into ``m = min(pp, batch)``
-    microbatches; a stage's time is that of its busiest device for one
-    microbatch. Broadcasts over ``batch``, ``context`` and the lengths.
+    each prompt found in the prefix cache), in lumps of whole prompts
+    (:func:`prefill_lumps`): ``tpot`` is the mean step over that mix, a
+    step with a prompt taking longer than one without. Without a prompt,
+    decode alone. ``options`` are :class:`~lib.serving.engine.Engine`
+    fields: ``weight_format``, ``kv_format``, ``allreduce``, ``cuda_graphs``,
+    the efficiencies and fixed costs. The batch is cut into
+    ``m = min(pp, batch)`` microbatches; a stage's time is that of its
+    busiest device for one microbatch. Broadcasts over ``batch``,
+    ``context`` and the lengths.
 
     >>> from lib.transformer import PRESETS
     >>> from lib.serving.layout import Cluster, Layout
@@ -171,7 +239,7 @@ def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Nu
     >>> alone = decode_step(llama, Cluster("h100-sxm"), Layout(), batch=64, context=1152)
     >>> loaded = decode_step(llama, Cluster("h100-sxm"), Layout(), 64, 1152, prompt_tokens=1024, output_tokens=256)
     >>> round(float(loaded.tpot / alone.tpot), 2), round(float(loaded.prefill_share), 2)
-    (1.16, 0.14)
+    (1.38, 0.27)
     """
     check_layout(config, layout)
     eng = configure(cluster.device, engine, **options)
@@ -179,23 +247,26 @@ def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Nu
     if (prompt_tokens is None) != (output_tokens is None):
         raise ValueError("prompt_tokens and output_tokens must be given together (steady state), or neither")
     m = np.minimum(layout.pp, np.ceil(batch_))
-    micro = np.ceil(batch_ / m)
+    micro = batch_ / m                  # an average slice: steady states hold fractional batches
     if prompt_tokens is None:
         _checks.nonnegative("prefix_hit_rate", prefix_hit_rate)
-        decode, prefill, prefill_context = micro, np.zeros_like(micro), np.zeros_like(micro)
+        tpot, stacked, hop, works = _pass(config, cluster, layout, eng, m, micro, context, 0.0, 0.0, micro)
+        share, prefill_mean, demand = np.zeros_like(tpot), np.zeros_like(tpot), micro
     else:
-        decode, prefill, prefill_context = steady_prefill(micro, prompt_tokens, output_tokens, prefix_hit_rate)
-    hop = np.asarray(hop_time(cluster, layout, (np.asarray(decode) + prefill) * config.hidden * ACTIVATION_BYTES))
-    works = [pass_work(config, cluster, layout, s, eng, decode, context, prefill, prefill_context, sampled=micro)
-             for s in range(layout.pp)]
-    tpot, stacked = _loop([w.time for w in works], hop, m)
-    if prompt_tokens is None:
-        share = np.zeros_like(tpot)
-    else:
-        alone = [pass_work(config, cluster, layout, s, eng, decode, context, sampled=micro).time
-                 for s in range(layout.pp)]
-        share = 1 - _loop(alone, np.asarray(hop_time(cluster, layout, np.asarray(decode) * config.hidden
-                                                      * ACTIVATION_BYTES)), m)[0] / tpot
+        decode, mean, prefill_context = steady_prefill(micro, prompt_tokens, output_tokens, prefix_hit_rate)
+        per_prompt = np.maximum(1.0, np.ceil((1 - np.asarray(prefix_hit_rate)) * np.asarray(prompt_tokens)))
+        lumps, weights = prefill_lumps(decode, micro / np.asarray(output_tokens), per_prompt,
+                                       eng.max_num_batched_tokens)
+        tpot = np.zeros(np.broadcast_shapes(np.shape(micro), np.shape(context), lumps.shape[1:]))
+        for tokens, weight in zip(lumps, weights):
+            if np.any(weight > 0):
+                tpot = tpot + weight * _pass(config, cluster, layout, eng, m, decode, context, tokens,
+                                             prefill_context, micro)[0]
+        mean_tokens = np.sum(lumps * weights, axis=0)
+        alone, stacked, hop, works = _pass(config, cluster, layout, eng, m, decode, context, mean_tokens,
+                                           prefill_context, micro)
+        share = 1 - _pass(config, cluster, layout, eng, m, decode, context, 0.0, 0.0, micro)[0] / tpot
+        prefill_mean, demand = mean_tokens, np.asarray(decode) + mean
     slowest = works[int(np.argmax([np.max(t) for t in stacked]))]
     bound = np.where(2 * np.asarray(slowest.compute_bound_time) > np.asarray(slowest.time) - slowest.fixed_time
                      - slowest.communication_time, "compute", "memory")
@@ -206,10 +277,32 @@ def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Nu
         tpot=_checks.result(tpot),
         tokens_per_s=_checks.result(batch_ / tpot),
         bound=str(bound) if bound.ndim == 0 else bound,
-        prefill_tokens=_checks.result(m * np.asarray(prefill)),
+        prefill_tokens=_checks.result(m * np.asarray(prefill_mean)),
         prefill_share=_checks.result(share),
-        tokens_per_step=_checks.result(np.asarray(decode) + prefill),
+        tokens_per_step=_checks.result(demand),
+        stage_works=tuple(works),
     )
+
+
+def loop_time(config: ModelConfig, cluster: Cluster, layout: Layout, decode: Number, context: Number,
+              prefill: Number = 0.0, prefill_context: Number = 0.0, engine: Engine | None = None,
+              **options: Any) -> float | np.ndarray:
+    """The time of one step (one trip round the pipeline) in which each microbatch decodes ``decode``
+    sequences and computes ``prefill`` prompt tokens: one point of the mixture :func:`decode_step` averages.
+
+    >>> from lib.transformer import PRESETS
+    >>> from lib.serving.layout import Cluster, Layout
+    >>> from lib.units import ms
+    >>> llama = PRESETS["llama-3-8b"]
+    >>> [round(loop_time(llama, Cluster("h100-sxm"), Layout(), 64, 1152, p, 512.5) / ms, 1) for p in (0, 1024)]
+    [11.7, 29.0]
+    """
+    check_layout(config, layout)
+    eng = configure(cluster.device, engine, **options)
+    d = _checks.nonnegative("decode", decode)
+    m = np.minimum(layout.pp, np.maximum(1.0, np.ceil(d)))
+    return _checks.result(_pass(config, cluster, layout, eng, m, d, context, prefill, prefill_context,
+                                np.maximum(d, 1.0))[0])
 
 
 def prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, prompt_tokens: Number,
@@ -239,8 +332,7 @@ def prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, prompt_t
     chunks = np.ceil(computed / eng.max_num_batched_tokens)
     chunk = computed / chunks
     context = (h * p + p + 1) / 2
-    stages = [np.asarray(pass_work(config, cluster, layout, s, eng, prefill=chunk, prefill_context=context).time)
-              for s in range(layout.pp)]
+    stages = [np.asarray(w.time) for w in _stage_works(config, cluster, layout, eng, 0.0, 0.0, chunk, context, 0.0)]
     last = layout.pp - 1
     sample = (np.asarray(pass_work(config, cluster, layout, last, eng, sampled=1.0).head_time))
     stacked = np.stack(np.broadcast_arrays(*stages))

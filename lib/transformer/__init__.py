@@ -19,6 +19,7 @@ element, batch ``B`` and a ring over ``K`` devices, each moves about
 (160, 3.93, 800, 9.8)
 """
 
+from lib.transformer.hf import ARCHITECTURES, from_hf_config, read_hf_config
 from lib.transformer.models import (PRESETS, ModelConfig, ParameterBreakdown, active_parameter_count,
                                     decode_parameters_read, kv_cache_bytes_per_token, parameter_breakdown,
                                     parameter_count)
@@ -27,6 +28,7 @@ from lib.transformer.parallel import (TPComm, check_tp_degree, decode_time_bound
                                       tp_comm_per_token, tp_crossover_batch, valid_tp_degrees)
 
 __all__ = [
+    "ARCHITECTURES", "from_hf_config", "read_hf_config",
     "ModelConfig", "PRESETS", "ParameterBreakdown", "parameter_breakdown", "parameter_count",
     "active_parameter_count", "decode_parameters_read", "kv_cache_bytes_per_token",
     "tp_bytes_per_collective", "tp_collectives_per_token", "TPComm", "tp_comm_per_token", "tp_crossover_batch",

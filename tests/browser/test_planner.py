@@ -147,7 +147,9 @@ def scenarios(count: int, seed: int = 20260) -> list[dict[str, str]]:
     """``count`` random scenarios that lib.serving.plan accepts (see test_uneven_groups_are_left_out_like_lib)."""
     rng = random.Random(seed)
     found = []
-    while len(found) < count:
+    for _ in range(200 * count):
+        if len(found) == count:
+            return found
         q = random_scenario(rng)
         args, options = lib_arguments(q)
         try:
@@ -155,6 +157,8 @@ def scenarios(count: int, seed: int = 20260) -> list[dict[str, str]]:
         except ValueError:
             continue
         found.append(q)
+    if len(found) < count:
+        raise RuntimeError(f"lib.serving.plan refused all but {len(found)} of {200 * count} random scenarios")
     return found
 
 

@@ -1,0 +1,75 @@
+"""The command that deploys a layout: a ``vllm serve`` line with the sizes, formats and limits the model assumed.
+
+Introduced with the layout planner (chapter 9). A planner's answer is only
+useful if it can be run. :func:`vllm_command` writes the line for vLLM's
+OpenAI-compatible server (flag names as in vLLM 0.33.0's ``vllm serve
+--help``): ``--tensor-parallel-size``, ``--pipeline-parallel-size``,
+``--data-parallel-size``, ``--quantization fp8`` for FP8 weights (vLLM
+quantises a 16-bit checkpoint when it loads it; an integer format needs a
+GPTQ or AWQ checkpoint, which names its own method), ``--kv-cache-dtype``,
+``--max-num-seqs`` and ``--max-num-batched-tokens`` (the limits the model's
+scheduler assumed), ``--gpu-memory-utilization``, ``--enable-expert-parallel``
+and ``--enforce-eager`` without CUDA graphs. :func:`parse_vllm_command`
+reads such a line back.
+
+>>> from lib.serving.layout import Layout
+>>> from lib.serving.engine import configure
+>>> vllm_command("meta-llama/Llama-3.1-70B-Instruct", Layout(tp=4, dp=2), configure("h100-sxm", weight_format="fp8"))
+'vllm serve meta-llama/Llama-3.1-70B-Instruct --tensor-parallel-size 4 --pipeline-parallel-size 1 --data-parallel-size 2 --quantization fp8 --kv-cache-dtype auto --max-num-seqs 1024 --max-num-batched-tokens 8192 --gpu-memory-utilization 0.92'
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from lib.serving.engine import Engine
+from lib.serving.layout import Layout
+
+__all__ = ["QUANTIZATION", "vllm_command", "parse_vllm_command"]
+
+#: ``--quantization`` per weight format (``None``: no flag; the integer formats need a GPTQ checkpoint).
+QUANTIZATION = {"bf16": None, "fp8": "fp8", "int8": "gptq", "int4": "gptq"}
+
+
+def vllm_command(model: str, layout: Layout, engine: Engine) -> str:
+    """The ``vllm serve`` line for ``model`` laid out as ``layout`` with the resolved ``engine``."""
+    if engine.max_num_seqs is None or engine.max_num_batched_tokens is None:
+        raise ValueError("engine must be resolved for the device (Engine.resolved) to state its limits")
+    words = ["vllm", "serve", model, "--tensor-parallel-size", str(layout.tp), "--pipeline-parallel-size",
+             str(layout.pp), "--data-parallel-size", str(layout.dp)]
+    if QUANTIZATION[engine.weight_format]:
+        words += ["--quantization", QUANTIZATION[engine.weight_format]]
+    words += ["--kv-cache-dtype", "fp8" if engine.kv_format == "fp8" else "auto",
+              "--max-num-seqs", str(engine.max_num_seqs),
+              "--max-num-batched-tokens", str(engine.max_num_batched_tokens),
+              "--gpu-memory-utilization", f"{engine.gpu_memory_utilization:g}"]
+    if layout.expert_parallel:
+        words.append("--enable-expert-parallel")
+    if not engine.cuda_graphs:
+        words.append("--enforce-eager")
+    if engine.allreduce == "nccl":
+        words.append("--disable-custom-all-reduce")
+    return " ".join(shlex.quote(word) for word in words)
+
+
+def parse_vllm_command(line: str) -> dict:
+    """The model and the flags of a ``vllm serve`` line: ``{"model": ..., "tensor-parallel-size": "4", ...}``.
+
+    A flag without a value maps to ``True``.
+
+    >>> parse_vllm_command("vllm serve m --tensor-parallel-size 2 --enforce-eager")
+    {'model': 'm', 'tensor-parallel-size': '2', 'enforce-eager': True}
+    """
+    words = shlex.split(line)
+    if words[:2] != ["vllm", "serve"] or len(words) < 3:
+        raise ValueError(f"line must start with 'vllm serve MODEL', got {line!r}")
+    parsed: dict = {"model": words[2]}
+    i = 3
+    while i < len(words):
+        flag = words[i]
+        if not flag.startswith("--"):
+            raise ValueError(f"line must hold --flags after the model, got {flag!r}")
+        value = words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("--") else True
+        parsed[flag[2:]] = value
+        i += 2 if value is not True else 1
+    return parsed

@@ -1,0 +1,151 @@
+"""How many devices a load needs: the fewest replicas of the best shape that carry a request rate within targets.
+
+Introduced in chapter 9 (choosing a split). A replica shape is a
+tensor x pipeline layout (``tp``, ``pp``); copies of it serve independent
+requests, so a shape of capacity ``c`` (:func:`lib.serving.capacity`) needs
+``ceil(rate / c)`` replicas. :func:`size` tries every shape and keeps the
+one that needs the fewest devices; :func:`best_capacity` the one that
+carries the most on a given number of devices, leaving the rest spare.
+Shapes pack servers evenly: a shape of ``s`` devices divides a server or
+fills whole servers, as a launcher would place it.
+
+>>> from lib.transformer import PRESETS
+>>> from lib.units import ms
+>>> plan = size(PRESETS["llama-3-70b"], "h100-sxm", 20.0, 1024, 256, ttft_limit=1.0, tpot_limit=50 * ms,
+...             weight_format="fp8")
+>>> plan.layout.name, plan.devices, round(plan.capacity.rate, 1)
+('tp2-pp1-dp3', 6, 21.9)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from lib import _checks
+from lib.hardware import Device
+from lib.serving.capacity import Capacity, capacity
+from lib.serving.layout import Layout, check_layout
+from lib.transformer import ModelConfig
+
+__all__ = ["Sizing", "replica_shapes", "size", "best_capacity"]
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """A layout of ``devices`` devices (``layout.dp`` replicas of one shape) and its capacity.
+
+    ``replica`` is the capacity of one replica; ``spare`` the devices of a
+    given cluster left idle (0 from :func:`size`).
+    """
+
+    layout: Layout
+    devices: int
+    capacity: Capacity
+    replica: Capacity
+    spare: int
+
+
+def replica_shapes(config: ModelConfig, devices: int, devices_per_node: int = 8,
+                   expert_parallel: bool = False) -> list[Layout]:
+    """Every replica shape (``dp = 1``) of at most ``devices`` devices that packs servers evenly.
+
+    >>> from lib.transformer import PRESETS
+    >>> [s.name for s in replica_shapes(PRESETS["llama-3-8b"], 4)]
+    ['tp1-pp1-dp1', 'tp1-pp2-dp1', 'tp1-pp4-dp1', 'tp2-pp1-dp1', 'tp2-pp2-dp1', 'tp4-pp1-dp1']
+    """
+    n = _checks.scalar_count("devices", devices, minimum=1)
+    per_node = _checks.scalar_count("devices_per_node", devices_per_node, minimum=1)
+    shapes = []
+    for tp in range(1, n + 1):
+        for pp in range(1, n // tp + 1):
+            size_ = tp * pp
+            if per_node % size_ and size_ % per_node:
+                continue
+            if per_node % tp and tp % per_node:
+                continue
+            layout = Layout(tp, pp, 1, expert_parallel and config.experts > 1)
+            try:
+                check_layout(config, layout)
+            except ValueError:
+                continue
+            shapes.append(layout)
+    return shapes
+
+
+def size(config: ModelConfig, device: Device | str, rate: float, prompt_tokens: Any, output_tokens: Any, *,
+         max_devices: int = 64, devices_per_node: int = 8, expert_parallel: bool = False,
+         **keywords: Any) -> Sizing | None:
+    """The fewest devices, and the layout on them, that carry ``rate`` requests per second within the targets.
+
+    ``keywords`` go to :func:`lib.serving.capacity` (``ttft_limit``,
+    ``tpot_limit``, ``percentile``, ``prefix_hit_rate``, the cluster's
+    links, engine fields). Ties go to the layout with the most capacity to
+    spare. ``None`` when no shape of at most ``max_devices`` devices can
+    carry it.
+    """
+    target = _checks.scalar("rate", rate, _checks.positive)
+    per_node = _checks.scalar_count("devices_per_node", devices_per_node, minimum=1)
+    found = None
+    options = dict(keywords, devices_per_node=per_node)
+    untargeted = {k: v for k, v in options.items() if k not in ("ttft_limit", "tpot_limit", "percentile")}
+    for shape in replica_shapes(config, max_devices, per_node, expert_parallel):
+        # Without targets a replica carries the most it ever can: a floor on the devices this shape needs.
+        ceiling = capacity(config, device, shape, prompt_tokens, output_tokens, **untargeted).rate
+        if ceiling <= 0 or (found and math.ceil(target / ceiling * (1 - 1e-12)) * shape.devices > found[0][0]):
+            continue
+        replica = capacity(config, device, shape, prompt_tokens, output_tokens, **options)
+        if replica.rate <= 0:
+            continue
+        replicas = math.ceil(target / replica.rate * (1 - 1e-12))
+        devices = replicas * shape.devices
+        if devices > max_devices:
+            continue
+        key = (devices, -replicas * replica.rate)
+        if found is None or key < found[0]:
+            found = (key, shape, replica, replicas)
+    if found is None:
+        return None
+    _, shape, replica, replicas = found
+    return _sizing(config, device, shape, replica, replicas, 0, prompt_tokens, output_tokens,
+                   dict(keywords, devices_per_node=per_node))
+
+
+def _sizing(config: ModelConfig, device: Device | str, shape: Layout, replica: Capacity, replicas: int, spare: int,
+            prompt_tokens: Any, output_tokens: Any, keywords: dict) -> Sizing:
+    layout = Layout(shape.tp, shape.pp, replicas, shape.expert_parallel)
+    whole = capacity(config, device, layout, prompt_tokens, output_tokens, **keywords)
+    return Sizing(layout, layout.devices, whole, replica, spare)
+
+
+def best_capacity(config: ModelConfig, device: Device | str, devices: int, prompt_tokens: Any, output_tokens: Any,
+                  *, devices_per_node: int = 8, expert_parallel: bool = False, **keywords: Any) -> Sizing | None:
+    """The layout of at most ``devices`` devices that carries the most requests per second within the targets.
+
+    Every replica shape is copied as often as the devices allow; the rest
+    of the devices are ``spare``. More devices can therefore never lower the
+    answer. ``None`` when no shape carries anything.
+
+    >>> from lib.transformer import PRESETS
+    >>> best = best_capacity(PRESETS["llama-3-8b"], "l4", 8, 512, 128, tpot_limit=0.1)
+    >>> best.layout.name, best.spare
+    ('tp2-pp2-dp2', 0)
+    """
+    n = _checks.scalar_count("devices", devices, minimum=1)
+    per_node = _checks.scalar_count("devices_per_node", devices_per_node, minimum=1)
+    found = None
+    options = dict(keywords, devices_per_node=per_node)
+    for shape in replica_shapes(config, n, per_node, expert_parallel):
+        replica = capacity(config, device, shape, prompt_tokens, output_tokens, **options)
+        if replica.rate <= 0:
+            continue
+        replicas = n // shape.devices
+        key = (-replicas * replica.rate, replicas * shape.devices)
+        if found is None or key < found[0]:
+            found = (key, shape, replica, replicas)
+    if found is None:
+        return None
+    _, shape, replica, replicas = found
+    return _sizing(config, device, shape, replica, replicas, n - replicas * shape.devices, prompt_tokens,
+                   output_tokens, options)

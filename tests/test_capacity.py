@@ -1,0 +1,291 @@
+"""Capacity under latency targets (lib.serving.capacity), sizing, the planner's ranking and the vllm serve line."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from lib import queueing, serving
+from lib.serving import Cluster, Layout
+from lib.serving.operators import pass_work
+from lib.transformer import PRESETS, from_hf_config, parameter_count
+from lib.units import GiB, MiB, ms
+
+IDEAL = dict(memory_efficiency=1.0, compute_efficiency=1.0, layer_overhead=0.0, step_overhead=0.0)
+
+
+# --- worked by hand --------------------------------------------------------------------------------
+
+def _hand_worked():
+    """Llama-3 8B on one H100, ideal fractions, no fixed costs: 1-token prompts, 1,000-token outputs.
+
+    Every number below is counted from the model's shape and the datasheet, not through lib.serving.
+    """
+    layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096    # q, o; k, v; MLP; two norms
+    linear = 32 * layer                                                         # parameters the layers read
+    head = 128_256 * 4096                                                       # the output head
+    weights = 2 * 8_030_261_248                                                 # every parameter, 16 bits
+    kv_token = 2 * 32 * 8 * 128 * 2                                             # bytes per cached token
+    usable = math.floor(81559 * MiB * 0.92) - (1.79 + 0.36) * GiB               # vLLM's share, less its reserve
+    activations = 8192 * 2 * (4 * 4096 + 48 * 128 + 3 * 14336) + 1024 * 4 * 128_256
+    context = 1 + 1000 / 2
+    max_batch = math.floor((usable - weights - activations) / (kv_token * context))   # the KV cache binds
+    bandwidth, peak = 3.35e12, 989.5e12
+    decodes, prefill = max_batch * 999 / 1000, max_batch / 1000
+    tokens = decodes + prefill
+    step = (max(2 * linear / bandwidth, 2 * tokens * linear / peak)
+            + max(kv_token * (decodes * context + tokens) / bandwidth,
+                  4 * 4096 * 32 * (decodes * context + prefill * 1) / peak)
+            + max(2 * head / bandwidth, 2 * max_batch * head / peak))
+    return max_batch, step, max_batch / (1000 * step)
+
+
+def test_capacity_without_targets_is_worked_by_hand():
+    max_batch, step, rate = _hand_worked()
+    cap = serving.capacity(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 1, 1000, **IDEAL)
+    assert cap.binding == "KV memory" and math.floor(cap.max_batch) == max_batch
+    assert cap.rate == pytest.approx(rate, rel=0.01)
+    # The planner's throughput at that concurrency is the same steady state: capacity x output length.
+    row = serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, max_batch, 1, 1000, **IDEAL)[0]
+    assert row.tokens_per_s == pytest.approx(max_batch / step, rel=0.01)
+    assert row.tokens_per_s == pytest.approx(cap.rate * 1000, rel=1e-6)
+
+
+def test_the_vllm_defaults_bind_on_an_a100():
+    # vLLM runs at most 256 sequences on an A100: a short context leaves room for more, so the scheduler binds.
+    cap = serving.capacity(PRESETS["llama-3-8b"], "a100-80gb", Layout(), 128, 128)
+    assert cap.limit == "sequences per replica" and cap.max_batch == 256 and cap.binding == "sequences per replica"
+
+
+def test_nothing_fits_is_weights_memory():
+    cap = serving.capacity(PRESETS["llama-3-70b"], "l4", Layout(), 128, 128)
+    assert cap.rate == 0 and cap.binding == "weights memory"
+
+
+def test_a_target_missed_at_any_load_binds_with_zero_capacity():
+    cap = serving.capacity(PRESETS["llama-3-70b"], "h100-sxm", Layout(tp=8), 1024, 256, tpot_limit=1 * ms)
+    assert cap.rate == 0 and cap.binding == "TPOT target"
+    cap = serving.capacity(PRESETS["llama-3-70b"], "h100-sxm", Layout(tp=8), 8192, 256, ttft_limit=10 * ms)
+    assert cap.rate == 0 and cap.binding == "TTFT target"
+
+
+def test_every_binding_word_is_documented():
+    seen = set()
+    for layout, kwargs in [(Layout(tp=8), dict(ttft_limit=0.3)), (Layout(tp=2), {}), (Layout(tp=8), {}),
+                           (Layout(tp=8), dict(tpot_limit=30 * ms)), (Layout(tp=1, pp=2), dict(tpot_limit=60 * ms))]:
+        cap = serving.capacity(PRESETS["llama-3-70b"], "h100-sxm", layout, 1024, 256, weight_format="fp8", **kwargs)
+        assert cap.binding in serving.BINDINGS
+        seen.add(cap.binding)
+    assert len(seen) >= 3
+
+
+# --- properties ---------------------------------------------------------------------------------------
+
+SCENARIOS = st.tuples(st.sampled_from(["llama-3-8b", "mistral-7b", "llama-3-70b"]),
+                      st.sampled_from(["h100-sxm", "a100-80gb", "l40s"]),
+                      st.sampled_from([Layout(), Layout(tp=2), Layout(tp=4), Layout(tp=2, pp=2)]),
+                      st.integers(64, 4096), st.integers(16, 1024))
+
+
+@settings(max_examples=25, deadline=None)
+@given(SCENARIOS, st.floats(0.05, 2.0), st.floats(5e-3, 0.2), st.floats(1.0, 3.0))
+def test_looser_targets_never_lower_capacity(scenario, ttft, tpot, looser):
+    key, device, layout, prompt, output = scenario
+    tight = serving.capacity(PRESETS[key], device, layout, prompt, output, ttft_limit=ttft, tpot_limit=tpot)
+    loose = serving.capacity(PRESETS[key], device, layout, prompt, output, ttft_limit=ttft * looser,
+                             tpot_limit=tpot * looser)
+    free = serving.capacity(PRESETS[key], device, layout, prompt, output)
+    assert tight.rate <= loose.rate * (1 + 1e-6) + 1e-12
+    assert loose.rate <= free.rate * (1 + 1e-6) + 1e-12
+
+
+@settings(max_examples=25, deadline=None)
+@given(SCENARIOS)
+def test_without_targets_capacity_is_the_steady_state_throughput_over_the_output(scenario):
+    key, device, layout, prompt, output = scenario
+    cap = serving.capacity(PRESETS[key], device, layout, prompt, output)
+    if cap.rate == 0:
+        return
+    batch = math.floor(cap.max_batch)
+    context = serving.Workload(prompt, output).context
+    step = serving.decode_step(PRESETS[key], Cluster(device), layout, batch, context, prompt, output)
+    assert cap.rate == pytest.approx(layout.dp * float(step.tokens_per_s) / output, rel=1e-6)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from(["llama-3-8b", "mistral-7b"]), st.sampled_from(["l4", "a100-80gb"]),
+       st.integers(1, 6), st.integers(1, 3))
+def test_more_devices_never_lower_the_best_total_capacity(key, device, devices, extra):
+    kwargs = dict(ttft_limit=0.5, tpot_limit=80 * ms)
+    fewer = serving.best_capacity(PRESETS[key], device, devices, 512, 128, **kwargs)
+    more = serving.best_capacity(PRESETS[key], device, devices + extra, 512, 128, **kwargs)
+    assert (0 if fewer is None else fewer.capacity.rate) <= (0 if more is None else more.capacity.rate) * (1 + 1e-9)
+
+
+# --- the closed form against the scheduler, step by step ----------------------------------------------------
+
+def _step_function(config, cluster, layout, engine, workload):
+    """The simulation's step time: the same per-operator pass, tabulated over decodes and prompt tokens."""
+    decodes = np.arange(0, engine.max_num_seqs + 1)[:, None]
+    tokens = np.arange(0, engine.max_num_batched_tokens + 1, 16)[None, :]
+    attended = (workload.prompt + 1) / 2
+    work = pass_work(config, cluster, layout, 0, engine, decode=decodes, context=workload.context, prefill=tokens,
+                     prefill_context=attended, sampled=np.maximum(decodes, 1))
+    table = np.asarray(work.time)
+    return lambda d, p: float(table[d, int(round(p / 16))])
+
+
+@pytest.mark.parametrize("key, device, prompt, output, layout", [
+    ("llama-3-8b", "h100-sxm", 1024, 256, Layout()),
+    ("llama-3-8b", "a100-80gb", 512, 128, Layout()),
+    ("llama-3-70b", "h100-sxm", 2048, 256, Layout(tp=4)),
+])
+def test_the_closed_form_capacity_agrees_with_the_scheduler_simulation(key, device, prompt, output, layout):
+    """Stated tolerance: the simulated p90 latencies meet the targets at 85 % of the closed-form capacity and
+    miss one of them at 125 %; concurrency and mean TPOT agree within 10 % at half the capacity."""
+    config, cluster = PRESETS[key], Cluster(device)
+    engine = serving.configure(device)
+    workload = serving.Workload(prompt, output)
+    free = serving.capacity(config, device, layout, prompt, output)
+    half = free.rate / 2
+    load = serving.replica_load(config, cluster, layout, half, workload)
+    step = _step_function(config, cluster, layout, engine, workload)
+
+    def simulate(rate):
+        arrivals = queueing.poisson_arrivals(2500, rate, seed=7)
+        out = queueing.simulate_chunked(arrivals, prompt, output, step, engine.max_num_batched_tokens,
+                                        engine.max_num_seqs, kv_tokens=free.max_batch * workload.context)
+        keep = slice(400, 2100)
+        return out, float(np.quantile(out.ttft[keep], 0.9)), float(np.quantile(out.tpot[keep], 0.9))
+
+    sim, _, _ = simulate(half)
+    assert load.batch == pytest.approx(sim.mean_running, rel=0.10)
+    assert load.tpot == pytest.approx(float(np.mean(sim.tpot[400:2100])), rel=0.10)
+    ttft_limit, tpot_limit = 3 * load.ttft_quantile, 1.5 * load.tpot_quantile
+    cap = serving.capacity(config, device, layout, prompt, output, ttft_limit=ttft_limit, tpot_limit=tpot_limit)
+    _, ttft90, tpot90 = simulate(0.85 * cap.rate)
+    assert ttft90 <= ttft_limit and tpot90 <= tpot_limit
+    _, ttft90, tpot90 = simulate(1.25 * cap.rate)
+    assert ttft90 > ttft_limit or tpot90 > tpot_limit
+
+
+# --- the scheduler simulation on its own --------------------------------------------------------------------------
+
+def test_the_scheduler_preempts_the_newest_and_recomputes_it():
+    # A KV cache of 24 tokens, two requests of 8 + 8: the second cannot grow beside the first and is preempted.
+    out = queueing.simulate_chunked([0.0, 0.0], 8, 8, lambda d, p: 1e-3, token_budget=32, max_seqs=4, kv_tokens=24)
+    assert out.preemptions.tolist() == [0, 1]
+    assert np.all(out.finish > out.first_token) and out.finish[1] > out.finish[0]
+
+
+def test_the_scheduler_refuses_a_request_that_can_never_fit():
+    with pytest.raises(ValueError, match="prompt_tokens"):
+        queueing.simulate_chunked([0.0], 20, 10, lambda d, p: 1e-3, token_budget=32, max_seqs=4, kv_tokens=16)
+
+
+# --- the planner ranks by capacity, sizing ----------------------------------------------------------------------
+
+def test_plan_with_targets_ranks_by_capacity_per_device_and_names_what_binds():
+    rows = serving.plan(PRESETS["llama-3-70b"], "h100-sxm", 8, 64, 1024, 256, ttft_limit=1.0, tpot_limit=50 * ms,
+                        weight_format="fp8")
+    assert all(row.binding in serving.BINDINGS for row in rows)
+    chosen = serving.best(rows)
+    assert chosen.requests_per_s_per_device == max(row.requests_per_s_per_device for row in rows)
+    assert chosen.capacity_tpot <= 50 * ms and chosen.capacity_ttft <= 1.0
+
+
+def test_sizing_finds_the_fewest_devices_and_one_fewer_fails():
+    targets = dict(ttft_limit=1.0, tpot_limit=50 * ms, weight_format="fp8")
+    plan = serving.size(PRESETS["llama-3-70b"], "h100-sxm", 20.0, 1024, 256, **targets)
+    assert plan.capacity.rate >= 20.0 and plan.devices == plan.layout.devices
+    # No layout of one device fewer carries 20 requests per second under the same model.
+    fewer = plan.devices - 1
+    best = serving.best_capacity(PRESETS["llama-3-70b"], "h100-sxm", fewer, 1024, 256, **targets)
+    assert best is None or best.capacity.rate < 20.0
+
+
+def test_the_vllm_serve_line_states_the_rows_sizes_and_formats():
+    rows = serving.plan(PRESETS["llama-3-70b"], "h100-sxm", 8, 64, 1024, 256, ttft_limit=1.0, tpot_limit=50 * ms,
+                        weight_format="fp8", kv_format="fp8")
+    chosen = serving.best(rows)
+    engine = serving.configure("h100-sxm", weight_format="fp8", kv_format="fp8")
+    line = serving.vllm_command(PRESETS["llama-3-70b"].hf_id, Layout(chosen.tp, chosen.pp, chosen.dp), engine)
+    flags = serving.parse_vllm_command(line)
+    assert flags["model"] == "meta-llama/Meta-Llama-3-70B-Instruct"
+    assert (int(flags["tensor-parallel-size"]), int(flags["pipeline-parallel-size"]),
+            int(flags["data-parallel-size"])) == (chosen.tp, chosen.pp, chosen.dp)
+    assert flags["quantization"] == "fp8" and flags["kv-cache-dtype"] == "fp8"
+    assert int(flags["max-num-seqs"]) == engine.max_num_seqs == 1024
+    assert int(flags["max-num-batched-tokens"]) == engine.max_num_batched_tokens == 8192
+
+
+# --- models from config.json -------------------------------------------------------------------------------
+
+QWEN25_32B = {"architectures": ["Qwen2ForCausalLM"], "hidden_size": 5120, "intermediate_size": 27648,
+              "num_attention_heads": 40, "num_hidden_layers": 64, "num_key_value_heads": 8, "vocab_size": 152064,
+              "tie_word_embeddings": False, "hidden_act": "silu", "model_type": "qwen2"}
+
+
+def test_qwen25_32b_from_its_config_has_its_published_parameter_count():
+    # Hugging Face lists Qwen2.5-32B's safetensors as 32.8B parameters.
+    count = parameter_count(from_hf_config(QWEN25_32B))
+    assert abs(count / 32.8e9 - 1) < 0.005
+    assert count == parameter_count(PRESETS["qwen2.5-32b"])
+
+
+@pytest.mark.parametrize("field", ["num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size",
+                                   "intermediate_size"])
+def test_a_config_without_a_required_field_names_it(field):
+    broken = {k: v for k, v in QWEN25_32B.items() if k != field}
+    with pytest.raises(ValueError, match=field):
+        from_hf_config(broken)
+
+
+def test_hugging_face_defaults_and_what_cannot_be_priced():
+    mixtral = from_hf_config({"architectures": ["MixtralForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+                              "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+                              "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2})
+    assert parameter_count(mixtral) == parameter_count(PRESETS["mixtral-8x7b"])
+    no_kv = from_hf_config({k: v for k, v in QWEN25_32B.items() if k != "num_key_value_heads"})
+    assert no_kv.kv_heads == no_kv.heads                      # Hugging Face's default: one KV head per head
+    with pytest.raises(ValueError, match="architectures"):
+        from_hf_config(dict(QWEN25_32B, architectures=["GPT2LMHeadModel"]))
+    with pytest.raises(ValueError, match="shared_expert_intermediate_size"):
+        from_hf_config(dict(QWEN25_32B, shared_expert_intermediate_size=2048))
+    with pytest.raises(ValueError, match="head_dim"):
+        from_hf_config(dict(QWEN25_32B, head_dim=256))
+
+
+def test_the_command_line_reads_a_config_and_prints_the_deploy_line(tmp_path, capsys):
+    from lib.serving.__main__ import main
+
+    path = tmp_path / "Qwen2.5-32B-Instruct" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(QWEN25_32B))
+    main(["--config", str(path), "--devices", "4", "--ttft-ms", "1000", "--tpot-ms", "60"])
+    out = capsys.readouterr().out
+    assert "32.76 billion parameters" in out
+    line = [l for l in out.splitlines() if l.startswith("vllm serve")][0]
+    assert serving.parse_vllm_command(line)["model"] == "Qwen2.5-32B-Instruct"
+    main(["--model", "llama-3-70b", "--weight-format", "fp8", "--rate", "10", "--ttft-ms", "1000",
+          "--tpot-ms", "50"])
+    assert "requests/s" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: serving.capacity(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 128, 128, percentile=90), "percentile"),
+    (lambda: serving.capacity(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 128, 128, ttft_limit=-1), "ttft_limit"),
+    (lambda: serving.capacity(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 0, 128), "prompt_tokens"),
+    (lambda: serving.capacity(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 128, 128, prefix_hit_rate=1),
+     "prefix_hit_rate"),
+    (lambda: serving.size(PRESETS["llama-3-8b"], "h100-sxm", 0.0, 128, 128), "rate"),
+    (lambda: serving.Workload([1, 2], [1, 2, 3]), "prompt_tokens"),
+])
+def test_bad_capacity_input_names_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
