@@ -50,8 +50,12 @@ class Layout:
 
     @property
     def name(self) -> str:
-        """``"tp{T}-pp{P}-dp{D}"``, the planner's row key."""
-        return f"tp{self.tp}-pp{self.pp}-dp{self.dp}"
+        """``"tp{T}-pp{P}-dp{D}"``, the planner's row key; ``"ep{T}-pp{P}-dp{D}"`` with expert parallelism.
+
+        >>> Layout(tp=4, dp=2).name, Layout(tp=4, dp=2, expert_parallel=True).name
+        ('tp4-pp1-dp2', 'ep4-pp1-dp2')
+        """
+        return f"{'ep' if self.expert_parallel else 'tp'}{self.tp}-pp{self.pp}-dp{self.dp}"
 
 
 @dataclass(frozen=True)
@@ -140,13 +144,21 @@ def check_layout(config: ModelConfig, layout: Layout) -> None:
         raise ValueError(f"pp must be at most the {config.layers} layers of {config.name}, got {layout.pp}")
 
 
-def layouts(config: ModelConfig, devices: int, expert_parallel: bool = False) -> list[Layout]:
+def layouts(config: ModelConfig, devices: int, expert_parallel: bool | str = False) -> list[Layout]:
     """Every layout that uses exactly ``devices``: valid ``tp``, then ``pp``, then ``dp = devices / (tp pp)``.
+
+    For a mixture of experts, ``expert_parallel=True`` places whole experts
+    on the tensor-parallel devices instead of splitting each, and ``"both"``
+    lists the two side by side (each expert-parallel layout after its
+    tensor-parallel twin). A dense model ignores it.
 
     >>> [l.name for l in layouts(__import__("lib.transformer").transformer.PRESETS["llama-3-8b"], 4)]
     ['tp1-pp1-dp4', 'tp1-pp2-dp2', 'tp1-pp4-dp1', 'tp2-pp1-dp2', 'tp2-pp2-dp1', 'tp4-pp1-dp1']
     """
     n = _checks.scalar_count("devices", devices, minimum=1)
+    if expert_parallel not in (True, False, "both"):
+        raise ValueError(f"expert_parallel must be True, False or 'both', got {expert_parallel!r}")
+    variants = [False, True] if expert_parallel == "both" else [bool(expert_parallel)]
     found = []
     for tp in range(1, n + 1):
         if n % tp:
@@ -154,10 +166,12 @@ def layouts(config: ModelConfig, devices: int, expert_parallel: bool = False) ->
         for pp in range(1, n // tp + 1):
             if (n // tp) % pp or pp > config.layers:
                 continue
-            layout = Layout(tp, pp, n // (tp * pp), expert_parallel and config.experts > 1)
-            try:
-                check_layout(config, layout)
-            except ValueError:
-                continue
-            found.append(layout)
+            for ep in variants:
+                layout = Layout(tp, pp, n // (tp * pp), ep and config.experts > 1 and tp > 1)
+                try:
+                    check_layout(config, layout)
+                except ValueError:
+                    continue
+                if layout not in found:
+                    found.append(layout)
     return found

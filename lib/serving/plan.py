@@ -25,7 +25,7 @@ from lib import _checks
 from lib.hardware import Device, Link
 from lib.serving.capacity import capacity
 from lib.serving.engine import Engine, configure
-from lib.serving.layout import Cluster, layouts
+from lib.serving.layout import Cluster, Layout, layouts
 from lib.serving.memory import memory_fit
 from lib.serving.step import decode_step, prefill_time
 from lib.transformer import ModelConfig
@@ -77,8 +77,8 @@ class PlanRow:
 
     @property
     def name(self) -> str:
-        """``"tp{T}-pp{P}-dp{D}"``."""
-        return f"tp{self.tp}-pp{self.pp}-dp{self.dp}"
+        """``"tp{T}-pp{P}-dp{D}"``, or ``"ep{T}-..."`` with expert parallelism (:attr:`Layout.name`)."""
+        return Layout(self.tp, self.pp, self.dp, self.expert_parallel).name
 
     @property
     def devices(self) -> int:
@@ -117,7 +117,7 @@ def _scheduler_reason(per_replica: int, tokens: float, engine: Engine) -> str:
 def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, prompt_tokens: int,
          output_tokens: int, *, devices_per_node: int = 8, link: Link | str | None = None,
          inter_link: Link | str | None = None, nics_per_node: int | None = None, prefix_hit_rate: float = 0.0,
-         expert_parallel: bool = False, ttft_limit: float | None = None, tpot_limit: float | None = None,
+         expert_parallel: bool | str = False, ttft_limit: float | None = None, tpot_limit: float | None = None,
          percentile: float = 0.9, price_per_device_hour: float | None = None, engine: Engine | None = None,
          **options: Any) -> list[PlanRow]:
     """Every layout of ``config`` on ``devices`` devices serving ``batch`` concurrent sequences in steady state.
@@ -147,9 +147,10 @@ def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, pr
     prefix_hit_rate : float
         Share of each prompt found in the prefix cache, in [0, 1): it is not
         computed again.
-    expert_parallel : bool
+    expert_parallel : bool or "both"
         For a mixture of experts, place whole experts on the tensor-parallel
-        devices (vLLM's ``--enable-expert-parallel``).
+        devices (vLLM's ``--enable-expert-parallel``); ``"both"`` lists the
+        expert-parallel layouts beside the tensor-parallel ones.
     ttft_limit, tpot_limit : float, optional
         Latency targets in seconds at ``percentile`` (0.9: p90). Rows whose
         fixed-concurrency TTFT (an idle replica's) or TPOT misses one have
