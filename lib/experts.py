@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,7 @@ import numpy as np
 from lib import _checks
 
 __all__ = ["route", "expert_capacity", "expert_slot_limit", "Routing", "dispatch", "simulate_router",
-           "load_imbalance", "dispatch_bytes"]
+           "load_imbalance", "dispatch_bytes", "expected_max_normal", "expert_imbalance"]
 
 
 def route(tokens: int, experts: int, top_k: int = 2, seed: int = 0, skew: float = 0.0) -> np.ndarray:
@@ -241,3 +242,63 @@ def dispatch_bytes(routing: Routing, devices: int, hidden: int, bytes_per_elemen
     target = routing.assignments * d // routing.experts
     leaving = routing.kept & (source != target)
     return np.bincount(source[leaving], minlength=d).astype(float) * h * b
+
+
+@lru_cache(maxsize=64)
+def expected_max_normal(n: int) -> float:
+    """Expected largest of ``n`` independent standard normal draws.
+
+    ``E[max] = integral of x n phi(x) Phi(x)^(n-1) dx``, by the trapezoid rule
+    on [-10, 10] (the tails beyond hold less than 1e-20 of the mass).
+
+    >>> expected_max_normal(1), round(expected_max_normal(2), 4), round(expected_max_normal(8), 4)
+    (0.0, 0.5642, 1.4236)
+    """
+    m = _checks.scalar_count("n", n, minimum=1)
+    if m == 1:
+        return 0.0
+    x = np.linspace(-10.0, 10.0, 4001)
+    density = np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+    below = 0.5 * (1 + np.array([math.erf(v / math.sqrt(2)) for v in x]))
+    f = x * m * density * below ** (m - 1)
+    return float(np.sum((f[1:] + f[:-1]) / 2 * np.diff(x)))
+
+
+def expert_imbalance(tokens: Any, experts: Any, top_k: Any, devices: Any) -> float | np.ndarray:
+    """Expected slots on the busiest of ``devices`` over the mean, with experts placed whole and routed evenly.
+
+    Each device holds ``E/D`` of the experts. A token's ``k`` distinct
+    choices put a hypergeometric number of slots on one device, of mean
+    ``k/D`` and variance ``v = k (1/D)(1 - 1/D)(E - k)/(E - 1)``; over ``T``
+    tokens a device's load is close to normal with mean ``T k/D`` and
+    variance ``T v``, and the busiest of ``D`` such devices is about
+    ``m_D`` standard deviations above the mean (:func:`expected_max_normal`):
+
+        imbalance = 1 + m_D sqrt(T v) / (T k / D)
+
+    capped at the most one device can take, ``D min(k, E/D) / k``. It falls
+    as ``1/sqrt(T)``: a large batch spreads evenly, a small one does not, so
+    the busiest device sets the pace of an expert-parallel step. This is a
+    router that favours no expert on average (balanced by an auxiliary loss
+    or a bias, as trained routers are); a skewed router is worse, see
+    :func:`simulate_router`. Every argument broadcasts; ``tokens = 0``
+    gives 1.
+
+    >>> round(expert_imbalance(4096, 256, 8, 8), 3), round(expert_imbalance(1, 256, 8, 8), 2)
+    (1.021, 2.31)
+    >>> float(expert_imbalance(1000, 8, 2, 1))
+    1.0
+    """
+    t = _checks.nonnegative("tokens", tokens)
+    e = _checks.count("experts", experts, minimum=1)
+    k = _checks.count("top_k", top_k, minimum=1)
+    d = _checks.count("devices", devices, minimum=1)
+    if (k > e).any() or (e % d).any():
+        raise ValueError(f"top_k must be at most experts and devices must divide experts, got top_k={top_k!r}, "
+                         f"experts={experts!r}, devices={devices!r}")
+    share = 1.0 / d
+    variance = k * share * (1 - share) * np.where(e > 1, (e - k) / np.maximum(e - 1, 1), 0.0)
+    spread = np.vectorize(expected_max_normal, otypes=[float])(d.astype(int))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        above = np.where(t > 0, spread * np.sqrt(variance / np.maximum(t, 1e-300)) / (k * share), 0.0)
+    return _checks.result(np.minimum(1 + above, d * np.minimum(k, e / d) / k))

@@ -25,7 +25,16 @@ PUBLISHED = {
     "mixtral-8x7b": 46.7e9,   # Mixtral announcement: 46.7B total, 12.9B per token
     "qwen2-7b": 7.62e9,       # Qwen2-7B model card: 7.62B
     "qwen2-72b": 72.71e9,     # Qwen2-72B model card: 72.71B
+    "llama-3.1-405b": 405e9,  # Llama-3.1-405B model card: 405B
+    "qwen2.5-32b": 32.5e9,    # Qwen2.5-32B model card: 32.5B
+    "qwen2.5-72b": 72.7e9,    # Qwen2.5-72B model card: 72.7B
+    "mixtral-8x22b": 141e9,   # Mixtral 8x22B announcement: 141B total, 39B active
+    "deepseek-v3": 671e9,     # DeepSeek-V3 report: 671B total, 37B activated (without the MTP module)
+    "qwen3-235b-a22b": 235e9,  # Qwen3-235B-A22B model card: 235B total, 22B activated
 }
+
+# Published parameters per token of the mixtures of experts, from the same sources.
+PUBLISHED_ACTIVE = {"mixtral-8x7b": 12.9e9, "mixtral-8x22b": 39e9, "deepseek-v3": 37e9, "qwen3-235b-a22b": 22e9}
 
 
 def test_at_least_six_presets_each_with_a_source():
@@ -47,9 +56,14 @@ def test_every_preset_has_a_published_total():
     assert set(tr.PRESETS) == set(PUBLISHED)
 
 
-def test_mixtral_active_parameters_match_published():
-    active = tr.active_parameter_count(tr.PRESETS["mixtral-8x7b"])
-    assert abs(active - 12.9e9) / 12.9e9 < 0.02
+@pytest.mark.parametrize("key", sorted(PUBLISHED_ACTIVE))
+def test_active_parameters_match_published(key):
+    active = tr.active_parameter_count(tr.PRESETS[key])
+    assert abs(active - PUBLISHED_ACTIVE[key]) / PUBLISHED_ACTIVE[key] < 0.02
+
+
+def test_every_mixture_of_experts_has_a_published_active_count():
+    assert {key for key, config in tr.PRESETS.items() if config.experts > 1} == set(PUBLISHED_ACTIVE)
 
 
 def test_dense_active_equals_total():
@@ -141,7 +155,9 @@ def test_valid_degrees_divide_heads_and_mlp(key, top):
 def test_parameter_breakdown_sums_to_the_count(key):
     config = tr.PRESETS[key]
     parts = tr.parameter_breakdown(config)
-    assert config.layers * parts.layer() + parts.embedding + parts.head + parts.final_norm == tr.parameter_count(config)
+    assert parts.total() == tr.parameter_count(config)
+    if not parts.dense_layers:
+        assert config.layers * parts.layer() + parts.embedding + parts.head + parts.final_norm == parts.total()
 
 
 def test_valid_tp_degrees_hand_made_config():

@@ -10,6 +10,8 @@ Introduced in chapter 7 (serving many users). One module per topic, all re-expor
 * :mod:`lib.serving.capacity`: the highest request rate a layout carries within TTFT and TPOT targets;
 * :mod:`lib.serving.sizing`: the fewest devices that carry a request rate, or the most a cluster carries;
 * :mod:`lib.serving.command`: the ``vllm serve`` line that deploys a layout;
+* :mod:`lib.serving.speculative`: speculative decoding, its speed-up and where it vanishes;
+* :mod:`lib.serving.disagg`: prefill and decode on separate pools, the KV transfer between them;
 * :mod:`lib.serving.plan`: every layout of a model on a cluster, ranked.
 
 >>> from lib.transformer import PRESETS
@@ -21,23 +23,28 @@ Introduced in chapter 7 (serving many users). One module per topic, all re-expor
 
 from lib.serving.capacity import BINDINGS, Capacity, Load, Workload, capacity, replica_load
 from lib.serving.command import parse_vllm_command, vllm_command
+from lib.serving.disagg import Disaggregated, KVTransfer, balance, disaggregate, kv_transfer
 from lib.serving.engine import Engine, configure, scheduler_limits
 from lib.serving.layout import Cluster, Layout, check_layout, layouts, stage_layers
 from lib.serving.memory import (MemoryFit, activation_bytes, kv_bytes_per_token_per_device, kv_cache_bytes,
-                                memory_fit, stage_weight_bytes, weight_bytes_per_device)
-from lib.serving.operators import ACTIVATION_BYTES, Roofline, StageWork, expected_experts_touched, pass_work
+                                kv_token_capacity, memory_fit, stage_weight_bytes, weight_bytes_per_device)
+from lib.serving.operators import (ACTIVATION_BYTES, Roofline, StageWork, expected_experts_touched,
+                                   expert_exchange, pass_work)
 from lib.serving.plan import FrontierPoint, PlanRow, best, frontier, mean_context, plan
 from lib.serving.sizing import Sizing, best_capacity, replica_shapes, size
+from lib.serving.speculative import SpeculativeStep, break_even_batch, expected_tokens, speculative_step
 from lib.serving.step import (DecodeStep, compute_bound_batch, decode_step, hop_time, loop_time, prefill_lumps,
                               prefill_time, stage_work, steady_prefill)
 
 __all__ = [
     "Engine", "configure", "scheduler_limits", "BINDINGS", "Workload", "Load", "Capacity", "capacity",
-    "replica_load", "vllm_command", "parse_vllm_command", "Sizing", "replica_shapes", "size", "best_capacity",
+    "replica_load", "expected_tokens", "SpeculativeStep", "speculative_step", "break_even_batch", "vllm_command",
+    "parse_vllm_command", "Sizing", "replica_shapes", "size", "best_capacity",
+    "KVTransfer", "kv_transfer", "balance", "Disaggregated", "disaggregate",
     "Layout", "Cluster", "stage_layers", "check_layout", "layouts",
     "kv_cache_bytes", "kv_bytes_per_token_per_device", "stage_weight_bytes", "weight_bytes_per_device",
-    "activation_bytes", "MemoryFit", "memory_fit",
-    "ACTIVATION_BYTES", "expected_experts_touched", "Roofline", "StageWork", "pass_work", "stage_work", "hop_time",
+    "activation_bytes", "MemoryFit", "memory_fit", "kv_token_capacity",
+    "ACTIVATION_BYTES", "expected_experts_touched", "expert_exchange", "Roofline", "StageWork", "pass_work", "stage_work", "hop_time",
     "DecodeStep", "decode_step", "steady_prefill", "prefill_lumps", "loop_time", "prefill_time", "compute_bound_batch",
     "mean_context", "PlanRow", "plan", "best", "FrontierPoint", "frontier",
 ]

@@ -61,7 +61,7 @@ from lib import _checks
 from lib.hardware import Device, Link
 from lib.serving.engine import Engine, configure
 from lib.serving.layout import Cluster, Layout, check_layout
-from lib.serving.memory import activation_bytes, kv_bytes_per_token_per_device, weight_bytes_per_device
+from lib.serving.memory import kv_token_capacity
 from lib.serving.step import DecodeStep, decode_step, loop_time
 from lib.transformer import ModelConfig
 
@@ -173,36 +173,43 @@ class _Replica:
     """One replica's step time as a function of concurrency, priced once on a grid and interpolated."""
 
     def __init__(self, config: ModelConfig, cluster: Cluster, layout: Layout, workload: Workload,
-                 engine: Engine) -> None:
-        self.layout, self.workload, self.engine = layout, workload, engine
+                 engine: Engine, prefill: bool = True) -> None:
+        self.config, self.cluster, self.layout, self.workload, self.engine = config, cluster, layout, workload, engine
+        self.prefill = prefill
         o, new = workload.output, float(workload.new_tokens.mean())
-        per_request = (o - 1 + new) / o                     # tokens each running sequence asks of a step
-        room = (engine.usable_bytes(cluster.device, layout.tp) - weight_bytes_per_device(config, layout,
-                engine.weight_format) - float(activation_bytes(config, engine.max_num_batched_tokens, layout.tp,
-                                                               engine.max_num_seqs)))
-        kv_tokens = max(0.0, room) / kv_bytes_per_token_per_device(config, layout, engine.kv_bytes)
-        caps = {"KV memory": kv_tokens / workload.context, "sequences per replica": float(engine.max_num_seqs),
-                "token budget": layout.pp * engine.max_num_batched_tokens / per_request}
+        per_request = (o - 1 + new) / o if prefill else 1.0   # tokens each running sequence asks of a step
+        kv_tokens = kv_token_capacity(config, cluster.device, layout, engine)
+        sequences, budget = engine.replica_limits(layout)
+        caps = {"KV memory": kv_tokens / workload.context, "sequences per replica": float(sequences),
+                "token budget": layout.pp * budget / per_request}
         self.limit = min(caps, key=caps.get)
         self.max_batch = caps[self.limit]
-        self.fits = room > 0
+        self.fits = kv_tokens > 0
         top = max(1.0, math.floor(self.max_batch))
         self.grid = np.unique(np.concatenate([[1.0], np.round(np.geomspace(1.0, top, _GRID)), [top]]))
-        self.steps = decode_step(config, cluster, layout, self.grid, workload.context,
-                                 int(round(workload.prompt)), int(round(o)), workload.prefix_hit_rate,
-                                 engine=engine)
-        self.times = np.asarray(self.steps.tpot, dtype=float)
+        self.times = np.asarray(self.step_at(self.grid).tpot, dtype=float)
+        if not prefill:
+            return
         micro = np.ceil(self.grid / np.minimum(layout.pp, np.ceil(self.grid)))
         decodes = micro * (o - 1) / o
-        self.room = np.maximum(1.0, engine.max_num_batched_tokens - decodes)
+        self.room = np.maximum(1.0, budget - decodes)
         attended = (workload.prefix_hit_rate * workload.prompt + workload.prompt + 1) / 2
         self.idle = np.asarray(loop_time(config, cluster, layout, decodes, workload.context, engine=engine))
         # A busy step computing k prompts at once (those that arrived while the step before ran), k = 1..K.
         self.together = np.arange(1, _TOGETHER + 1)
         self.busy_k = np.stack([np.asarray(loop_time(config, cluster, layout, decodes, workload.context,
-                                                     np.minimum(self.room, k * new), attended, engine=engine))
+                                                     np.minimum(self.room, k * new), attended,
+                                                     prompts=float(k), engine=engine))
                                 for k in self.together], axis=-1)
         self.busy = self.busy_k[:, 0]
+
+    def step_at(self, batch: Any) -> DecodeStep:
+        """The steady-state step at concurrency ``batch``: with the prefill of the prompts that replace finished
+        requests, or without it in a decode pool (``prefill`` False)."""
+        w = self.workload
+        lengths = (int(round(w.prompt)), int(round(w.output))) if self.prefill else (None, None)
+        return decode_step(self.config, self.cluster, self.layout, batch, w.context, *lengths, w.prefix_hit_rate,
+                           engine=self.engine)
 
     def step_time(self, batch: Any) -> np.ndarray:
         """The step time at concurrency ``batch`` (linear between the priced batches, flat below one)."""
@@ -257,6 +264,8 @@ class _Replica:
         tokens = weights * np.maximum(running, 1e-30) / t               # tokens per second in each state
         tpot = float(np.sum(tokens * t) / tokens.sum())
         tpot_q = _weighted_quantile(t, tokens, quantile)
+        if not self.prefill:                                      # a decode pool: the first token is not its
+            return Load(rate, batch, tpot, tpot_q, math.nan, math.nan, quantile, 0.0, None)
         room = np.interp(running, self.grid, self.room)
         idle, busy = (np.interp(running, self.grid, x) for x in (self.idle, self.busy))
         busy_k = np.stack([np.interp(running, self.grid, self.busy_k[:, k]) for k in range(_TOGETHER)], axis=-1)
@@ -335,8 +344,7 @@ def _meets(load: Load | None, ttft_limit: float | None, tpot_limit: float | None
             and (tpot_limit is None or load.tpot_quantile <= tpot_limit))
 
 
-def _binding(replica: _Replica, at: Load | None, beyond: Load | None, ttft_limit: float | None,
-             tpot_limit: float | None, cluster: Cluster, config: ModelConfig) -> str:
+def _binding(replica: _Replica, beyond: Load | None, ttft_limit: float | None) -> str:
     """The word of :data:`BINDINGS` for what fails just above the capacity (``beyond``: the load past it)."""
     if beyond is None:                                     # the concurrency limit is reached first
         return {"KV memory": "KV memory", "token budget": "prefill compute"}.get(replica.limit,
@@ -345,9 +353,7 @@ def _binding(replica: _Replica, at: Load | None, beyond: Load | None, ttft_limit
         return "prefill compute"
     if ttft_limit is not None and beyond.ttft_quantile > ttft_limit:
         return "TTFT target"
-    w = replica.workload
-    step = decode_step(config, cluster, replica.layout, max(1.0, beyond.batch), w.context, int(round(w.prompt)),
-                       int(round(w.output)), w.prefix_hit_rate, engine=replica.engine)
+    step = replica.step_at(max(1.0, beyond.batch))
     work = step.stage_works[int(np.argmax([float(t) for t in step.stage_times]))]
     memory = sum(float(op.time) for op in work.operators if float(op.memory_time) >= float(op.compute_time))
     shares = {"decode bandwidth": memory, "communication": float(work.communication_time)
@@ -382,14 +388,17 @@ def capacity(config: ModelConfig, device: Device | str, layout: Layout, prompt_t
              ttft_limit: float | None = None, tpot_limit: float | None = None, percentile: float = 0.9,
              prefix_hit_rate: float = 0.0, devices_per_node: int = 8, link: Link | str | None = None,
              inter_link: Link | str | None = None, nics_per_node: int | None = None, engine: Engine | None = None,
-             **options: Any) -> Capacity:
+             prefill: bool = True, **options: Any) -> Capacity:
     """The highest request rate ``layout`` sustains with TTFT and TPOT at ``percentile`` within their limits.
 
     ``prompt_tokens`` and ``output_tokens`` are lengths or samples of them
     (:class:`Workload`); ``ttft_limit`` and ``tpot_limit`` are seconds or
     ``None`` (no target). The cluster keywords are :class:`Cluster`'s,
-    ``options`` :class:`~lib.serving.engine.Engine` fields. ``binding`` is,
-    in this order of checks:
+    ``options`` :class:`~lib.serving.engine.Engine` fields. ``prefill``
+    False prices a decode pool (:mod:`lib.serving.disagg`): its requests
+    arrive with their KV cache computed elsewhere, so its steps carry no
+    prompts and it has no TTFT of its own. ``binding`` is, in this order of
+    checks:
 
     * ``"weights memory"``: the weights and activations do not fit;
     * ``"TTFT target"`` or ``"TPOT target"``: a target is missed even as the
@@ -409,8 +418,10 @@ def capacity(config: ModelConfig, device: Device | str, layout: Layout, prompt_t
     q = _quantile(percentile)
     ttft_max = None if ttft_limit is None else _checks.scalar("ttft_limit", ttft_limit, _checks.positive)
     tpot_max = None if tpot_limit is None else _checks.scalar("tpot_limit", tpot_limit, _checks.positive)
+    if not prefill and ttft_max is not None:
+        raise ValueError(f"ttft_limit must be None for a decode pool (prefill=False), got {ttft_limit!r}")
     n = layout.devices
-    replica = _Replica(config, cluster, layout, workload, eng)
+    replica = _Replica(config, cluster, layout, workload, eng, bool(prefill))
     if not replica.fits or replica.max_batch < 1:
         word = "weights memory" if not replica.fits else replica.limit
         return Capacity(0.0, 0.0, word if word in BINDINGS else "sequences per replica", None, replica.max_batch,
@@ -434,6 +445,6 @@ def capacity(config: ModelConfig, device: Device | str, layout: Layout, prompt_t
     rate = lo
     at = replica.load(rate * (1 - 1e-9), q)
     beyond = replica.load(hi * (1 + 1e-9), q)
-    word = _binding(replica, at, beyond, ttft_max, tpot_max, cluster, config)
+    word = _binding(replica, beyond, ttft_max)
     total = rate * layout.dp
     return Capacity(total, total / n, word, at, replica.max_batch, replica.limit)

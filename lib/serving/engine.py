@@ -8,6 +8,13 @@ its source:
 * **Formats** (:mod:`lib.formats`): ``weight_format`` and ``kv_format``.
 * **All-reduce** (:mod:`lib.collectives.engine`): ``"engine"`` runs vLLM's
   one- and two-shot kernels where vLLM would, ``"nccl"`` always NCCL.
+* **Expert exchange** with attention run data-parallel
+  (:data:`EXPERT_EXCHANGES`): ``"allgather_reducescatter"``, vLLM 0.33.0's
+  default (``all2all_backend`` in ``vllm/config/parallel.py``), gathers every
+  token to every rank and reduce-scatters the outputs; ``"deepep"``
+  dispatches each token only to its ``top_k`` experts' ranks and combines
+  the results back (DeepEP's kernels, used by SGLang's and vLLM's wide
+  expert parallelism), in FP8 one way and 16 bits the other.
 * **Achieved fractions of the peaks**: ``memory_efficiency`` and
   ``compute_efficiency``, the share of the datasheet bandwidth and FLOP/s a
   step's kernels reach.
@@ -65,6 +72,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 from lib import _checks
 from lib.collectives.engine import ALLREDUCE_CHOICES
@@ -72,10 +80,15 @@ from lib.formats import compute_peak, kv_bytes, weight_format as lookup_format
 from lib.hardware import DEVICES, Device, device as lookup_device
 from lib.units import B, GiB, ms, s, us
 
-__all__ = ["Engine", "configure", "STREAM_COPY_A100_40GB", "MEMORY_EFFICIENCY", "COMPUTE_EFFICIENCY",
+__all__ = ["Engine", "configure", "EXPERT_EXCHANGES", "DISPATCH_BYTES", "STREAM_COPY_A100_40GB", "MEMORY_EFFICIENCY", "COMPUTE_EFFICIENCY",
            "LAYER_OVERHEAD", "STEP_OVERHEAD",
            "EAGER_LAYER_LAUNCH", "GPU_MEMORY_UTILIZATION", "NON_TORCH_BYTES", "CUDA_GRAPH_BYTES", "scheduler_limits"]
 
+#: How the ranks of an attention-data-parallel group exchange tokens with the experts (see the module notes).
+EXPERT_EXCHANGES = ("allgather_reducescatter", "deepep")
+#: Bytes per element of a DeepEP dispatch: FP8 with one 32-bit scale per 128 values ("FP8 dispatching and BF16
+#: combining", DeepEP's docs/legacy.md); the combine moves 16-bit values.
+DISPATCH_BYTES = 1 + 4 / 128
 #: BabelStream's copy rate on an A100-SXM4-40GB of Polaris (``MBytes/sec`` 1400256.415, alcf_beginners_guide).
 STREAM_COPY_A100_40GB = 1400256.415e6 * B / s
 #: Share of the datasheet memory bandwidth the kernels reach: measured (see the module notes).
@@ -127,6 +140,7 @@ class Engine:
     weight_format: str = "bf16"
     kv_format: str = "bf16"
     allreduce: str = "engine"
+    expert_exchange: str = "allgather_reducescatter"
     cuda_graphs: bool = True
     memory_efficiency: float = MEMORY_EFFICIENCY
     compute_efficiency: float = COMPUTE_EFFICIENCY
@@ -141,6 +155,8 @@ class Engine:
         kv_bytes(self.kv_format)
         if self.allreduce not in ALLREDUCE_CHOICES:
             raise ValueError(f"allreduce must be one of {ALLREDUCE_CHOICES}, got {self.allreduce!r}")
+        if self.expert_exchange not in EXPERT_EXCHANGES:
+            raise ValueError(f"expert_exchange must be one of {EXPERT_EXCHANGES}, got {self.expert_exchange!r}")
         if not isinstance(self.cuda_graphs, bool):
             raise ValueError(f"cuda_graphs must be True or False, got {self.cuda_graphs!r}")
         for name in ("memory_efficiency", "compute_efficiency", "gpu_memory_utilization"):
@@ -160,6 +176,16 @@ class Engine:
                        max_num_seqs=seqs if self.max_num_seqs is None else self.max_num_seqs,
                        max_num_batched_tokens=tokens if self.max_num_batched_tokens is None
                        else self.max_num_batched_tokens)
+
+    def replica_limits(self, layout: Any) -> tuple[int, int]:
+        """``(sequences, tokens per step)`` one replica of ``layout`` schedules at most.
+
+        With attention run data-parallel every device of the group is an engine
+        rank with its own scheduler (vLLM's ``--data-parallel-size``, SGLang's
+        DP attention), so the group's limits are ``tp`` times one rank's.
+        """
+        ranks = layout.tp if getattr(layout, "attention_dp", False) else 1
+        return ranks * self.max_num_seqs, ranks * self.max_num_batched_tokens
 
     @property
     def weight_bytes(self) -> float:
@@ -193,7 +219,7 @@ def configure(device: Device | str, engine: Engine | None = None, **options) -> 
     >>> configure("h100-sxm", bytes_per_element=1)
     Traceback (most recent call last):
     ...
-    ValueError: bytes_per_element is not an engine setting; the settings are ['allreduce', 'compute_efficiency', 'cuda_graphs', 'gpu_memory_utilization', 'kv_format', 'layer_overhead', 'max_num_batched_tokens', 'max_num_seqs', 'memory_efficiency', 'step_overhead', 'weight_format']
+    ValueError: bytes_per_element is not an engine setting; the settings are ['allreduce', 'compute_efficiency', 'cuda_graphs', 'expert_exchange', 'gpu_memory_utilization', 'kv_format', 'layer_overhead', 'max_num_batched_tokens', 'max_num_seqs', 'memory_efficiency', 'step_overhead', 'weight_format']
     """
     base = Engine() if engine is None else engine
     fields = list(Engine.__dataclass_fields__)

@@ -28,20 +28,30 @@ __all__ = ["Layout", "Cluster", "stage_layers", "check_layout", "layouts"]
 class Layout:
     """``tp`` x ``pp`` x ``dp`` devices; ``expert_parallel`` places whole experts on the ``tp`` devices.
 
-    With ``expert_parallel`` the attention is still split by heads and each
-    device holds ``experts / tp`` whole experts, as vLLM runs expert
+    With ``expert_parallel`` alone the attention is still split by heads and
+    each device holds ``experts / tp`` whole experts, as vLLM runs expert
     parallelism inside a tensor-parallel group (the same two all-reduces per
-    layer).
+    layer). ``attention_dp`` runs attention data-parallel instead, as SGLang
+    and vLLM serve DeepSeek-V3 (``--enable-dp-attention``,
+    ``--data-parallel-size`` with ``--enable-expert-parallel``): each of the
+    ``tp`` devices of the group holds the whole attention and the caches of
+    its own share of the sequences, the experts are spread over the group,
+    and tokens reach their experts and come back in a dispatch and a combine
+    all-to-all per layer. The shared experts and the leading dense layers run
+    data-parallel with the attention.
     """
 
     tp: int = 1
     pp: int = 1
     dp: int = 1
     expert_parallel: bool = False
+    attention_dp: bool = False
 
     def __post_init__(self) -> None:
         for name in ("tp", "pp", "dp"):
             object.__setattr__(self, name, _checks.scalar_count(name, getattr(self, name), minimum=1))
+        if self.attention_dp and not self.expert_parallel:
+            raise ValueError("attention_dp needs expert_parallel: the experts are what the group shares")
 
     @property
     def devices(self) -> int:
@@ -54,8 +64,11 @@ class Layout:
 
         >>> Layout(tp=4, dp=2).name, Layout(tp=4, dp=2, expert_parallel=True).name
         ('tp4-pp1-dp2', 'ep4-pp1-dp2')
+        >>> Layout(tp=8, expert_parallel=True, attention_dp=True).name     # attention data-parallel over 8
+        'adp8-ep8-pp1-dp1'
         """
-        return f"{'ep' if self.expert_parallel else 'tp'}{self.tp}-pp{self.pp}-dp{self.dp}"
+        group = f"{'ep' if self.expert_parallel else 'tp'}{self.tp}-pp{self.pp}-dp{self.dp}"
+        return f"adp{self.tp}-{group}" if self.attention_dp else group
 
 
 @dataclass(frozen=True)
@@ -136,6 +149,8 @@ def check_layout(config: ModelConfig, layout: Layout) -> None:
     if layout.expert_parallel:
         if config.experts == 1:
             raise ValueError(f"expert_parallel needs a mixture of experts; {config.name} is dense")
+        if layout.attention_dp and layout.tp == 1:
+            raise ValueError("attention_dp needs a group of more than one device (tp > 1)")
         if config.experts % layout.tp:
             raise ValueError(f"tp must divide the {config.experts} experts of {config.name} for expert "
                              f"parallelism, got {layout.tp}")
@@ -148,17 +163,20 @@ def layouts(config: ModelConfig, devices: int, expert_parallel: bool | str = Fal
     """Every layout that uses exactly ``devices``: valid ``tp``, then ``pp``, then ``dp = devices / (tp pp)``.
 
     For a mixture of experts, ``expert_parallel=True`` places whole experts
-    on the tensor-parallel devices instead of splitting each, and ``"both"``
+    on the tensor-parallel devices instead of splitting each, ``"both"``
     lists the two side by side (each expert-parallel layout after its
-    tensor-parallel twin). A dense model ignores it.
+    tensor-parallel twin), and ``"all"`` adds the attention-data-parallel
+    layouts (:class:`Layout` ``attention_dp``) after those. A dense model
+    ignores it.
 
     >>> [l.name for l in layouts(__import__("lib.transformer").transformer.PRESETS["llama-3-8b"], 4)]
     ['tp1-pp1-dp4', 'tp1-pp2-dp2', 'tp1-pp4-dp1', 'tp2-pp1-dp2', 'tp2-pp2-dp1', 'tp4-pp1-dp1']
     """
     n = _checks.scalar_count("devices", devices, minimum=1)
-    if expert_parallel not in (True, False, "both"):
-        raise ValueError(f"expert_parallel must be True, False or 'both', got {expert_parallel!r}")
-    variants = [False, True] if expert_parallel == "both" else [bool(expert_parallel)]
+    if expert_parallel not in (True, False, "both", "all"):
+        raise ValueError(f"expert_parallel must be True, False, 'both' or 'all', got {expert_parallel!r}")
+    variants = {"both": [(False, False), (True, False)], "all": [(False, False), (True, False), (True, True)],
+                True: [(True, False)], False: [(False, False)]}[expert_parallel]
     found = []
     for tp in range(1, n + 1):
         if n % tp:
@@ -166,8 +184,9 @@ def layouts(config: ModelConfig, devices: int, expert_parallel: bool | str = Fal
         for pp in range(1, n // tp + 1):
             if (n // tp) % pp or pp > config.layers:
                 continue
-            for ep in variants:
-                layout = Layout(tp, pp, n // (tp * pp), ep and config.experts > 1 and tp > 1)
+            for ep, adp in variants:
+                moe = config.experts > 1 and tp > 1
+                layout = Layout(tp, pp, n // (tp * pp), ep and moe, adp and ep and moe)
                 try:
                     check_layout(config, layout)
                 except ValueError:

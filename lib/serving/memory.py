@@ -38,7 +38,7 @@ from lib.transformer import ModelConfig, kv_cache_bytes_per_token, kv_heads_per_
 from lib.units import GB
 
 __all__ = ["kv_cache_bytes", "kv_bytes_per_token_per_device", "stage_weight_bytes", "weight_bytes_per_device",
-           "activation_bytes", "MemoryFit", "memory_fit"]
+           "activation_bytes", "MemoryFit", "memory_fit", "kv_token_capacity"]
 
 Number = Any
 
@@ -64,20 +64,40 @@ def kv_bytes_per_token_per_device(config: ModelConfig, layout: Layout, bytes_per
     40960.0
     """
     check_layout(config, layout)
-    return _kv_bytes_per_layer(config, layout.tp, bytes_per_element) * max(stage_layers(config.layers, layout.pp))
+    return (_kv_bytes_per_layer(config, layout.tp, bytes_per_element, not layout.attention_dp)
+            * max(stage_layers(config.layers, layout.pp)))
 
 
-def _kv_bytes_per_layer(config: ModelConfig, tp: int, bytes_per_element: Number) -> float:
-    """KV-cache bytes one token adds to one layer on one device of a tensor-parallel group of ``tp``."""
-    share = kv_heads_per_device(config, tp) / config.kv_heads
+def _kv_bytes_per_layer(config: ModelConfig, tp: int, bytes_per_element: Number, heads_split: bool = True) -> float:
+    """KV-cache bytes one token adds to one layer on one device of a group of ``tp``.
+
+    Split by KV heads under tensor parallelism (until one replicated head);
+    whole with latent attention (one latent per token, on every device) or
+    with attention run data-parallel (``heads_split`` False: each device
+    caches its own sequences in full).
+    """
+    share = 1.0 if (config.latent_attention or not heads_split) else kv_heads_per_device(config, tp) / config.kv_heads
     return float(kv_cache_bytes_per_token(config, bytes_per_element)) * share / config.layers
 
 
 def _per_device_layer(config: ModelConfig, layout: Layout, experts: float) -> float:
-    """Parameters of one layer on one device, with ``experts`` of the MLPs (whole or split)."""
+    """Parameters of an average layer on one device, with ``experts`` of the routed MLPs (whole or split).
+
+    The leading dense layers of a mixture of experts are averaged in. With
+    ``attention_dp`` the attention, the shared experts and the dense MLPs
+    are whole on every device; only the routed experts are spread.
+    """
     parts = parameter_breakdown(config)
-    kv = parts.attention_kv * kv_heads_per_device(config, layout.tp) / config.kv_heads
-    return parts.attention_qo / layout.tp + kv + experts * parts.mlp / layout.tp + parts.router + parts.norms
+    tp, whole = layout.tp, layout.attention_dp
+    moe = config.moe_layers / config.layers
+    if whole:
+        attention = parts.attention
+    else:
+        kv = parts.attention_kv * kv_heads_per_device(config, tp) / config.kv_heads
+        attention = parts.attention_qo / tp + kv + parts.attention_replicated
+    replicated_split = 1 if whole else tp
+    routed = moe * (experts * parts.mlp / tp + parts.shared_mlp / replicated_split + parts.router)
+    return attention + routed + (1 - moe) * parts.dense_mlp / replicated_split + parts.norms
 
 
 def stage_weight_bytes(config: ModelConfig, layout: Layout, weight_format: str = "bf16") -> list[float]:
@@ -183,9 +203,46 @@ class MemoryFit:
         return self.total <= self.usable
 
 
+def _cache_sharers(layout: Layout) -> int:
+    """Devices of a replica whose caches hold different sequences: ``tp`` with attention run data-parallel
+    (each rank caches its own sequences whole), else 1 (every rank caches its share of every sequence)."""
+    return layout.tp if layout.attention_dp else 1
+
+
+def _budget(config: ModelConfig, device: Device, layout: Layout, engine: Engine,
+            sequences: int = 0) -> tuple[float, float, float]:
+    """``(usable, weights, activations)`` bytes of the busiest device; the activations are sized for one
+    rank's largest step (``max_num_batched_tokens``, ``max_num_seqs``), or for ``sequences`` if more."""
+    ranks = _cache_sharers(layout)
+    per_rank = math.ceil(sequences / ranks)
+    activations = float(activation_bytes(config, max(engine.max_num_batched_tokens, per_rank),
+                                         1 if layout.attention_dp else layout.tp, max(engine.max_num_seqs, per_rank)))
+    return (engine.usable_bytes(device, layout.tp), weight_bytes_per_device(config, layout, engine.weight_format),
+            activations)
+
+
+def kv_token_capacity(config: ModelConfig, device: Device | str, layout: Layout, engine: Engine | None = None,
+                      **options: Any) -> float:
+    """Tokens of KV cache one replica holds beside its weights and activations (0 when nothing fits).
+
+    >>> from lib.transformer import PRESETS
+    >>> round(kv_token_capacity(PRESETS["llama-3-70b"], "h100-sxm", Layout(tp=8)) / 1e6, 2)
+    1.37
+    """
+    dev = lookup_device(device)
+    eng = configure(dev, engine, **options)
+    usable, weights, activations = _budget(config, dev, layout, eng)
+    room = max(0.0, usable - weights - activations)
+    return room / kv_bytes_per_token_per_device(config, layout, eng.kv_bytes) * _cache_sharers(layout)
+
+
 def memory_fit(config: ModelConfig, device: Device | str, layout: Layout, sequences: int, context: int,
                engine: Engine | None = None, **options: Any) -> MemoryFit:
     """The budget of the busiest device when each replica holds ``sequences`` of ``context`` tokens.
+
+    With attention run data-parallel the ``tp`` ranks hold different
+    sequences, each cached whole on its rank; ``kv_cache`` is one rank's
+    even share.
 
     ``options`` are :class:`~lib.serving.engine.Engine` fields (formats, the
     token budget that sizes the activations, ``gpu_memory_utilization``).
@@ -199,11 +256,9 @@ def memory_fit(config: ModelConfig, device: Device | str, layout: Layout, sequen
     eng = configure(dev, engine, **options)
     seqs = _checks.scalar_count("sequences", sequences, minimum=0)
     ctx = _checks.scalar_count("context", context, minimum=1)
-    usable = eng.usable_bytes(dev, layout.tp)
-    weights = weight_bytes_per_device(config, layout, eng.weight_format)
-    activations = float(activation_bytes(config, max(eng.max_num_batched_tokens, seqs), layout.tp,
-                                         max(eng.max_num_seqs, seqs)))
-    per_sequence = ctx * kv_bytes_per_token_per_device(config, layout, eng.kv_bytes)
+    usable, weights, activations = _budget(config, dev, layout, eng, seqs)
+    # the busiest device's average share of one sequence's cache
+    per_sequence = ctx * kv_bytes_per_token_per_device(config, layout, eng.kv_bytes) / _cache_sharers(layout)
     room = usable - weights - activations
     max_sequences = max(0, math.floor(room / per_sequence)) if room > 0 else 0
     kv = seqs * per_sequence

@@ -22,7 +22,7 @@ output head. The linear layers run at the weight format's peak
 
 >>> from lib.transformer import PRESETS
 >>> from lib.serving.layout import Cluster, Layout
->>> from lib.serving.engine import Engine
+>>> from lib.serving.engine import DISPATCH_BYTES, EXPERT_EXCHANGES, Engine
 >>> work = pass_work(PRESETS["llama-3-8b"], Cluster("h100-sxm"), Layout(), 0, Engine().resolved("h100-sxm"),
 ...                  decode=64, context=2048, sampled=64)
 >>> round(work.linear_time * 1e3, 2), round(work.attention_time * 1e3, 2), round(work.time * 1e3, 2)
@@ -37,14 +37,17 @@ from typing import Any
 import numpy as np
 
 from lib import _checks
+from lib.collectives import best_collective_time
 from lib.collectives.engine import engine_allreduce
+from lib.experts import expert_imbalance
 from lib.formats import UNQUANTISED_BYTES
-from lib.serving.engine import Engine
+from lib.serving.engine import DISPATCH_BYTES, EXPERT_EXCHANGES, Engine
 from lib.serving.layout import Cluster, Layout, check_layout, stage_layers
 from lib.serving.memory import _kv_bytes_per_layer, _per_device_layer
 from lib.transformer import ModelConfig, parameter_breakdown
 
-__all__ = ["ACTIVATION_BYTES", "expected_experts_touched", "Roofline", "StageWork", "pass_work", "tp_allreduce"]
+__all__ = ["ACTIVATION_BYTES", "expected_experts_touched", "Roofline", "StageWork", "pass_work", "tp_allreduce",
+           "expert_exchange"]
 
 Number = Any
 
@@ -191,11 +194,16 @@ def tp_allreduce(cluster: Cluster, tp: int, message: Number, allreduce: str = "e
 
 def pass_work(config: ModelConfig, cluster: Cluster, layout: Layout, stage: int, engine: Engine, decode: Number = 0,
               context: Number = 0, prefill: Number = 0, prefill_context: Number = 0,
-              sampled: Number = 0) -> StageWork:
-    """The work of one device of pipeline stage ``stage`` in one forward pass (see the module notes).
+              sampled: Number = 0, prompts: Number | None = None) -> StageWork:
+    """The work of the busiest device of pipeline stage ``stage`` in one forward pass (see the module notes).
 
     ``engine`` must be resolved for the cluster's device
-    (:meth:`lib.serving.engine.Engine.resolved`). Every count broadcasts.
+    (:meth:`lib.serving.engine.Engine.resolved`). The counts are the
+    replica's. With attention run data-parallel (``layout.attention_dp``)
+    its ``tp`` ranks share the decoding sequences evenly, but a prompt is
+    one rank's: the ``prefill`` tokens belong to ``prompts`` whole prompts
+    and the busiest rank computes ``ceil(prompts / tp)`` of them (``None``:
+    spread evenly). Every count broadcasts.
     """
     check_layout(config, layout)
     counts = stage_layers(config.layers, layout.pp)
@@ -213,34 +221,112 @@ def pass_work(config: ModelConfig, cluster: Cluster, layout: Layout, stage: int,
     tp, layers = layout.tp, counts[stage]
     last = stage == len(counts) - 1
     tokens = decode_ + prefill_
+    own = 1.0 / tp if layout.attention_dp else 1.0                     # the busiest rank's share of decodes
+    prompt_own = own if prompts is None else _busiest_prompts(layout, prompts)
+    heads = 1 if layout.attention_dp else tp                           # how many ways the heads are split
     bandwidth = engine.memory_efficiency * device.memory_bandwidth
     peak16 = engine.compute_efficiency * device.peak_flops
+    moe = config.moe_layers / config.layers
 
-    dense = _per_device_layer(config, layout, experts=0)
-    active = _per_device_layer(config, layout, experts=config.experts_per_token)
-    weights = layers * (dense + _experts_read(config, layout, tokens) * parts.mlp) * engine.weight_bytes
-    linear = _roofline(weights, 2 * tokens * layers * active, bandwidth, engine.linear_peak(device))
+    dense = _per_device_layer(config, layout, experts=0)              # attention, shared and dense MLPs, router
+    imbalance = expert_imbalance(tokens, config.experts, config.experts_per_token, tp) \
+        if layout.expert_parallel else 1.0
+    routed = moe * config.experts_per_token * parts.mlp / tp * np.asarray(imbalance)
+    weights = layers * (dense + moe * _experts_read(config, layout, tokens) * parts.mlp) * engine.weight_bytes
+    attended = decode_ * own + prefill_ * prompt_own                 # tokens whose attention the busiest rank runs
+    linear = _roofline(weights, 2 * layers * (attended * dense + tokens * routed), bandwidth,
+                       engine.linear_peak(device))
 
-    kv_layer = _kv_bytes_per_layer(config, tp, engine.kv_bytes)
-    q_width = config.heads * config.head_dim / tp
-    cache = layers * kv_layer * (decode_ * context_ + tokens)             # read the cache, write the new tokens
-    scores = 4 * q_width * layers * (decode_ * context_ + prefill_ * prefill_context_)
+    kv_layer = _kv_bytes_per_layer(config, tp, engine.kv_bytes, not layout.attention_dp)
+    cache = layers * kv_layer * (own * decode_ * (context_ + 1) + prompt_own * prefill_)   # read it, write new
+    scores = layers / heads * (own * config.attention_flops(True) * decode_ * context_
+                               + prompt_own * config.attention_flops(False) * prefill_ * prefill_context_)
     attention = _roofline(cache, scores, bandwidth, peak16)
 
-    head_params = (parts.head or parts.embedding) / tp if last else 0.0
-    head = _roofline(np.where(sampled_ > 0, head_params * UNQUANTISED_BYTES, 0.0), 2 * sampled_ * head_params,
+    vocab_split = 1 if layout.attention_dp else tp
+    head_params = (parts.head or parts.embedding) / vocab_split if last else 0.0
+    heads_sampled = sampled_ * (own if layout.attention_dp else 1.0)
+    head = _roofline(np.where(sampled_ > 0, head_params * UNQUANTISED_BYTES, 0.0), 2 * heads_sampled * head_params,
                      bandwidth, peak16)
 
-    message = tokens * config.hidden * ACTIVATION_BYTES
-    communication = np.where(tokens > 0, 2 * layers * np.asarray(tp_allreduce(cluster, tp, message,
-                                                                              engine.allreduce)), 0.0)
+    communication = np.where(tokens > 0, _communication(config, cluster, layout, engine, layers, tokens,
+                                                         attended), 0.0)
     fixed = layers * engine.layer_overhead + (engine.step_overhead if last else 0.0)
-    shape = np.broadcast_shapes(*(np.shape(x) for x in (weights, cache, sampled_, communication)))
+    shape = np.broadcast_shapes(*(np.shape(x) for x in (weights, cache, sampled_, communication, linear.flops)))
 
     def full(x: Any) -> Any:
         return _checks.result(np.broadcast_to(np.asarray(x, dtype=float), shape))
 
-    def spread(op: Roofline) -> Roofline:
+    def broadcast(op: Roofline) -> Roofline:
         return Roofline(full(op.bytes), full(op.flops), full(op.memory_time), full(op.compute_time))
 
-    return StageWork(spread(linear), spread(attention), spread(head), full(communication), full(fixed))
+    return StageWork(broadcast(linear), broadcast(attention), broadcast(head), full(communication), full(fixed))
+
+
+def _busiest_prompts(layout: Layout, prompts: Number) -> np.ndarray:
+    """Share of the prompt tokens on the busiest rank: ``ceil(prompts / tp) / prompts`` with attention run
+    data-parallel (whole prompts on ranks), else 1."""
+    n = _checks.nonnegative("prompts", prompts)
+    if not layout.attention_dp:
+        return np.ones_like(n)
+    return np.where(n > 0, np.ceil(n / layout.tp - 1e-9) / np.maximum(n, 1e-300), 1.0 / layout.tp)
+
+
+def _communication(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, layers: int,
+                   tokens: np.ndarray, busiest: np.ndarray) -> np.ndarray:
+    """The collectives of one stage's pass.
+
+    Tensor parallelism: two all-reduces per layer of all ``tokens``.
+    Attention run data-parallel: none around attention, and two exchanges
+    around each routed layer (``engine.expert_exchange``), in NCCL over the
+    group's links:
+
+    * ``"allgather_reducescatter"`` (vLLM 0.33.0's default): every rank
+      gathers the group's hidden states (``all_gatherv``, each rank its own
+      count: ``AgRsAll2AllManager`` in
+      vllm/distributed/device_communicators/all2all.py), runs its own
+      experts on all of them and reduce-scatters the outputs: each
+      collective carries all ``tokens`` of the group, whatever ``top_k``.
+    * ``"deepep"``: an all-to-all in which the busiest rank sends ``top_k``
+      copies of its ``busiest`` tokens, ``hidden x top_k x``
+      :data:`~lib.serving.engine.DISPATCH_BYTES` bytes each, and one back
+      of ``hidden x top_k x 2`` bytes.
+
+    The ranks wait for the busiest one at every exchange, which the
+    attention terms of :func:`pass_work` price.
+    """
+    if not layout.attention_dp:
+        message = tokens * config.hidden * ACTIVATION_BYTES
+        return 2 * layers * np.asarray(tp_allreduce(cluster, layout.tp, message, engine.allreduce))
+    nodes = -(-layout.tp // cluster.devices_per_node)
+    inter = cluster.inter_link if nodes > 1 else None
+    per_layer = sum(np.asarray(best_collective_time(kind, message, layout.tp, cluster.link, nodes, inter,
+                                                    cluster.nics_per_node))
+                    for kind, message in expert_exchange(config, engine.expert_exchange, tokens, busiest))
+    return layers * config.moe_layers / config.layers * per_layer
+
+
+def expert_exchange(config: ModelConfig, exchange: str, tokens: Number,
+                    busiest: Number) -> tuple[tuple[str, Any], tuple[str, Any]]:
+    """The two collectives around one routed layer, ``((kind, bytes), (kind, bytes))``, with attention run
+    data-parallel: ``tokens`` in the group, ``busiest`` on its busiest rank (see :func:`_communication`).
+
+    The bytes are the collective's message as :func:`lib.collectives.best_collective_time` takes it: the
+    gathered result for an all-gather and a reduce-scatter, one rank's send buffer for an all-to-all.
+
+    >>> from lib.transformer import PRESETS
+    >>> expert_exchange(PRESETS["deepseek-v3"], "allgather_reducescatter", 64, 8)
+    (('allgather', 917504.0), ('reducescatter', 917504.0))
+    >>> [int(b) for _, b in expert_exchange(PRESETS["deepseek-v3"], "deepep", 64, 8)]  # 8 copies of 8 tokens
+    [473088, 917504]
+    """
+    n = _checks.nonnegative("tokens", tokens)
+    b = _checks.nonnegative("busiest", busiest)
+    if exchange == "deepep":
+        copies = b * config.experts_per_token * config.hidden
+        dispatch, combine = copies * DISPATCH_BYTES, copies * ACTIVATION_BYTES
+        return ("alltoall", _checks.result(dispatch)), ("alltoall", _checks.result(combine))
+    if exchange == "allgather_reducescatter":
+        gathered = _checks.result(n * config.hidden * ACTIVATION_BYTES)
+        return ("allgather", gathered), ("reducescatter", gathered)
+    raise ValueError(f"exchange must be one of {EXPERT_EXCHANGES}, got {exchange!r}")

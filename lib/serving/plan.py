@@ -50,6 +50,7 @@ class PlanRow:
     pp: int
     dp: int
     expert_parallel: bool
+    attention_dp: bool
     fits: bool
     meets_slo: bool
     reason: str
@@ -78,7 +79,12 @@ class PlanRow:
     @property
     def name(self) -> str:
         """``"tp{T}-pp{P}-dp{D}"``, or ``"ep{T}-..."`` with expert parallelism (:attr:`Layout.name`)."""
-        return Layout(self.tp, self.pp, self.dp, self.expert_parallel).name
+        return self.layout.name
+
+    @property
+    def layout(self) -> Layout:
+        """The row's :class:`Layout`."""
+        return Layout(self.tp, self.pp, self.dp, self.expert_parallel, self.attention_dp)
 
     @property
     def devices(self) -> int:
@@ -103,14 +109,16 @@ def _limit(name: str, value: float | None) -> float | None:
     return None if value is None else _checks.scalar(name, value, _checks.positive)
 
 
-def _scheduler_reason(per_replica: int, tokens: float, engine: Engine) -> str:
+def _scheduler_reason(per_replica: int, tokens: float, engine: Engine, layout: Layout) -> str:
     """Why the scheduler cannot hold ``per_replica`` sequences in steady state ("" if it can)."""
-    if per_replica > engine.max_num_seqs:
+    seqs, budget = engine.replica_limits(layout)
+    if per_replica > seqs:
         return (f"{per_replica} sequences per replica are more than the scheduler runs at once "
-                f"(max_num_seqs = {engine.max_num_seqs})")
-    if tokens > engine.max_num_batched_tokens:
+                f"(max_num_seqs = {engine.max_num_seqs}{' per rank' if layout.attention_dp else ''})")
+    if tokens > budget:
         return (f"each step needs {tokens:,.0f} tokens (decodes and the prompts that replace finished "
-                f"sequences), more than the token budget (max_num_batched_tokens = {engine.max_num_batched_tokens:,})")
+                f"sequences), more than the token budget (max_num_batched_tokens = {engine.max_num_batched_tokens:,}"
+                f"{' per rank' if layout.attention_dp else ''})")
     return ""
 
 
@@ -147,10 +155,12 @@ def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, pr
     prefix_hit_rate : float
         Share of each prompt found in the prefix cache, in [0, 1): it is not
         computed again.
-    expert_parallel : bool or "both"
+    expert_parallel : bool, "both" or "all"
         For a mixture of experts, place whole experts on the tensor-parallel
         devices (vLLM's ``--enable-expert-parallel``); ``"both"`` lists the
-        expert-parallel layouts beside the tensor-parallel ones.
+        expert-parallel layouts beside the tensor-parallel ones, ``"all"``
+        adds attention run data-parallel beside the experts
+        (:func:`lib.serving.layout.layouts`).
     ttft_limit, tpot_limit : float, optional
         Latency targets in seconds at ``percentile`` (0.9: p90). Rows whose
         fixed-concurrency TTFT (an idle replica's) or TPOT misses one have
@@ -203,7 +213,7 @@ def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, pr
         if tpot_max is not None and step.tpot > tpot_max:
             misses.append(f"time per output token {step.tpot * 1e3:.1f} ms is over the {tpot_max * 1e3:.1f} ms "
                           "target")
-        scheduler = _scheduler_reason(per_replica, float(step.tokens_per_step), eng)
+        scheduler = _scheduler_reason(per_replica, float(step.tokens_per_step), eng, layout)
         reason = fit.reason or scheduler or "; ".join(misses)
         cost = None if price is None else price * n / 3600 / tokens_per_s * 1e6
         under = None if ttft_max is None and tpot_max is None else capacity(
@@ -212,6 +222,7 @@ def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, pr
             inter_link=cluster.inter_link, nics_per_node=cluster.nics_per_node, engine=eng)
         rows.append(PlanRow(
             tp=layout.tp, pp=layout.pp, dp=layout.dp, expert_parallel=layout.expert_parallel,
+            attention_dp=layout.attention_dp,
             fits=fit.fits and not scheduler, meets_slo=not misses, reason=reason,
             weights_per_device=fit.weights, kv_per_device=fit.kv_cache, activations_per_device=fit.activations,
             memory_per_device=fit.total, usable_per_device=fit.usable,

@@ -19,6 +19,7 @@ fills whole servers, as a launcher would place it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 from lib import _checks
 from lib.hardware import Device
 from lib.serving.capacity import Capacity, capacity
-from lib.serving.layout import Layout, check_layout
+from lib.serving.layout import Layout, layouts
 from lib.transformer import ModelConfig
 
 __all__ = ["Sizing", "replica_shapes", "size", "best_capacity"]
@@ -48,34 +49,32 @@ class Sizing:
 
 
 def replica_shapes(config: ModelConfig, devices: int, devices_per_node: int = 8,
-                   expert_parallel: bool = False) -> list[Layout]:
+                   expert_parallel: bool | str = False) -> list[Layout]:
     """Every replica shape (``dp = 1``) of at most ``devices`` devices that packs servers evenly.
+
+    ``expert_parallel`` as in :func:`lib.serving.layouts` (``True``, ``"both"``
+    or ``"all"`` for a mixture of experts).
 
     >>> from lib.transformer import PRESETS
     >>> [s.name for s in replica_shapes(PRESETS["llama-3-8b"], 4)]
     ['tp1-pp1-dp1', 'tp1-pp2-dp1', 'tp1-pp4-dp1', 'tp2-pp1-dp1', 'tp2-pp2-dp1', 'tp4-pp1-dp1']
+    >>> [s.name for s in replica_shapes(PRESETS["mixtral-8x7b"], 2, expert_parallel="all")]
+    ['tp1-pp1-dp1', 'tp1-pp2-dp1', 'tp2-pp1-dp1', 'ep2-pp1-dp1', 'adp2-ep2-pp1-dp1']
     """
     n = _checks.scalar_count("devices", devices, minimum=1)
     per_node = _checks.scalar_count("devices_per_node", devices_per_node, minimum=1)
     shapes = []
-    for tp in range(1, n + 1):
-        for pp in range(1, n // tp + 1):
-            size_ = tp * pp
-            if per_node % size_ and size_ % per_node:
-                continue
-            if per_node % tp and tp % per_node:
-                continue
-            layout = Layout(tp, pp, 1, expert_parallel and config.experts > 1)
-            try:
-                check_layout(config, layout)
-            except ValueError:
-                continue
-            shapes.append(layout)
-    return shapes
+    for size_ in range(1, n + 1):
+        if per_node % size_ and size_ % per_node:
+            continue
+        shapes += [layout for layout in layouts(config, size_, expert_parallel)
+                   if layout.dp == 1 and not (per_node % layout.tp and layout.tp % per_node)]
+    order = {variant: i for i, variant in enumerate([(False, False), (True, False), (True, True)])}
+    return sorted(shapes, key=lambda s: (s.tp, s.pp, order[(s.expert_parallel, s.attention_dp)]))
 
 
 def size(config: ModelConfig, device: Device | str, rate: float, prompt_tokens: Any, output_tokens: Any, *,
-         max_devices: int = 64, devices_per_node: int = 8, expert_parallel: bool = False,
+         max_devices: int = 64, devices_per_node: int = 8, expert_parallel: bool | str = False,
          **keywords: Any) -> Sizing | None:
     """The fewest devices, and the layout on them, that carry ``rate`` requests per second within the targets.
 
@@ -114,13 +113,14 @@ def size(config: ModelConfig, device: Device | str, rate: float, prompt_tokens: 
 
 def _sizing(config: ModelConfig, device: Device | str, shape: Layout, replica: Capacity, replicas: int, spare: int,
             prompt_tokens: Any, output_tokens: Any, keywords: dict) -> Sizing:
-    layout = Layout(shape.tp, shape.pp, replicas, shape.expert_parallel)
+    layout = dataclasses.replace(shape, dp=replicas)
     whole = capacity(config, device, layout, prompt_tokens, output_tokens, **keywords)
     return Sizing(layout, layout.devices, whole, replica, spare)
 
 
 def best_capacity(config: ModelConfig, device: Device | str, devices: int, prompt_tokens: Any, output_tokens: Any,
-                  *, devices_per_node: int = 8, expert_parallel: bool = False, **keywords: Any) -> Sizing | None:
+                  *, devices_per_node: int = 8, expert_parallel: bool | str = False,
+                  **keywords: Any) -> Sizing | None:
     """The layout of at most ``devices`` devices that carries the most requests per second within the targets.
 
     Every replica shape is copied as often as the devices allow; the rest

@@ -154,23 +154,27 @@ def _loop(times: list, hop: Any, m: Any) -> np.ndarray:
 
 
 def _pass(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, m: Any, decode: Any, context: Any,
-          prefill: Any, prefill_context: Any, sampled: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+          prefill: Any, prefill_context: Any, sampled: Any,
+          prompts: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
     """One trip round the pipeline with every microbatch carrying the same work: (tpot, stages, hops, works)."""
     hop = np.asarray(hop_time(cluster, layout, (np.asarray(decode) + prefill) * config.hidden * ACTIVATION_BYTES))
-    works = _stage_works(config, cluster, layout, engine, decode, context, prefill, prefill_context, sampled)
+    works = _stage_works(config, cluster, layout, engine, decode, context, prefill, prefill_context, sampled,
+                         prompts=prompts)
     tpot, stacked = _loop([w.time for w in works], hop, m)
     return tpot, stacked, hop, works
 
 
-def _stage_works(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, *work: Any) -> list:
-    """The work of every stage; stages with the same layers (and not the last, which holds the head) share one."""
+def _stage_works(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, *work: Any,
+                 prompts: Any = None) -> list:
+    """The work of every stage; stages with the same layers (and not the last, which holds the head) share one.
+    ``prompts`` as in :func:`~lib.serving.operators.pass_work`."""
     counts = stage_layers(config.layers, layout.pp)
     cache: dict = {}
     works = []
     for s, layers in enumerate(counts):
         key = (layers, s == 0, s == len(counts) - 1)
         if key not in cache:
-            cache[key] = pass_work(config, cluster, layout, s, engine, *work)
+            cache[key] = pass_work(config, cluster, layout, s, engine, *work, prompts=prompts)
         works.append(cache[key])
     return works
 
@@ -187,8 +191,8 @@ def prefill_lumps(decode: Any, prompts_per_step: Any, new_tokens: Any, budget: i
     fills whole steps, so a share ``rho = mu n / R`` of the steps carries
     ``R`` prompt tokens and the rest none; shorter prompts arrive as a
     Poisson count ``K`` of mean ``mu`` per step and a step computes
-    ``min(K n, R)``. Past :data:`_LUMPS` prompts per step the count is
-    close to its mean, and the mean is used.
+    ``min(K n, R)``. The counts from :data:`_LUMPS` up are one lump at their
+    conditional mean ``E[K | K >= L]``, so the mean count stays exact.
 
     >>> tokens, weights = prefill_lumps(60.0, 0.25, 1024, 8192)
     >>> [round(float(x)) for x in tokens[:3]], [round(float(w), 3) for w in weights[:3]]
@@ -205,13 +209,14 @@ def prefill_lumps(decode: Any, prompts_per_step: Any, new_tokens: Any, budget: i
     pmf = np.exp(k * np.log(np.maximum(mu, 1e-300)) - mu - np.cumsum(np.log(np.maximum(k, 1)), axis=0))
     pmf[0] = np.exp(-mu)
     pmf[-1] = np.maximum(0.0, 1 - pmf[:-1].sum(axis=0))
-    tokens = np.minimum(k * n, room)
+    below = np.sum(k[:-1] * pmf[:-1], axis=0)
+    tail = np.where(pmf[-1] > 1e-12, (mu - below) / np.maximum(pmf[-1], 1e-300), _LUMPS)
+    count = np.where(k == _LUMPS, np.maximum(_LUMPS, tail), k)
     long_ = n >= room
     busy = np.minimum(1.0, mu * n / room)
     two = np.where(k == 0, 1 - busy, np.where(k == _LUMPS, busy, 0.0))
-    smooth = (mu > _LUMPS) | (room / n > _LUMPS)
-    weights = np.where(long_, two, np.where(smooth, np.where(k == 1, 1.0, 0.0), pmf))
-    tokens = np.where(long_, np.where(k == _LUMPS, room, 0.0), np.where(smooth, np.minimum(mu * n, room), tokens))
+    weights = np.where(long_, two, pmf)
+    tokens = np.where(long_, np.where(k == _LUMPS, room, 0.0), np.minimum(count * n, room))
     shape = np.broadcast_shapes(tokens.shape, weights.shape)
     return np.broadcast_to(tokens, shape), np.broadcast_to(weights, shape)
 
@@ -256,15 +261,15 @@ def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Nu
         decode, mean, prefill_context = steady_prefill(micro, prompt_tokens, output_tokens, prefix_hit_rate)
         per_prompt = np.maximum(1.0, np.ceil((1 - np.asarray(prefix_hit_rate)) * np.asarray(prompt_tokens)))
         lumps, weights = prefill_lumps(decode, micro / np.asarray(output_tokens), per_prompt,
-                                       eng.max_num_batched_tokens)
+                                       eng.replica_limits(layout)[1])
         tpot = np.zeros(np.broadcast_shapes(np.shape(micro), np.shape(context), lumps.shape[1:]))
         for tokens, weight in zip(lumps, weights):
             if np.any(weight > 0):
                 tpot = tpot + weight * _pass(config, cluster, layout, eng, m, decode, context, tokens,
-                                             prefill_context, micro)[0]
+                                             prefill_context, micro, tokens / per_prompt)[0]
         mean_tokens = np.sum(lumps * weights, axis=0)
         alone, stacked, hop, works = _pass(config, cluster, layout, eng, m, decode, context, mean_tokens,
-                                           prefill_context, micro)
+                                           prefill_context, micro, mean_tokens / per_prompt)
         share = 1 - _pass(config, cluster, layout, eng, m, decode, context, 0.0, 0.0, micro)[0] / tpot
         prefill_mean, demand = mean_tokens, np.asarray(decode) + mean
     slowest = works[int(np.argmax([np.max(t) for t in stacked]))]
@@ -285,10 +290,13 @@ def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Nu
 
 
 def loop_time(config: ModelConfig, cluster: Cluster, layout: Layout, decode: Number, context: Number,
-              prefill: Number = 0.0, prefill_context: Number = 0.0, engine: Engine | None = None,
-              **options: Any) -> float | np.ndarray:
+              prefill: Number = 0.0, prefill_context: Number = 0.0, sampled: Number | None = None,
+              prompts: Number | None = None, engine: Engine | None = None, **options: Any) -> float | np.ndarray:
     """The time of one step (one trip round the pipeline) in which each microbatch decodes ``decode``
     sequences and computes ``prefill`` prompt tokens: one point of the mixture :func:`decode_step` averages.
+    ``sampled`` positions take logits from the output head (by default one per decoding sequence);
+    ``prompts`` says how many whole prompts the prefill tokens belong to (see
+    :func:`~lib.serving.operators.pass_work`).
 
     >>> from lib.transformer import PRESETS
     >>> from lib.serving.layout import Cluster, Layout
@@ -301,8 +309,9 @@ def loop_time(config: ModelConfig, cluster: Cluster, layout: Layout, decode: Num
     eng = configure(cluster.device, engine, **options)
     d = _checks.nonnegative("decode", decode)
     m = np.minimum(layout.pp, np.maximum(1.0, np.ceil(d)))
-    return _checks.result(_pass(config, cluster, layout, eng, m, d, context, prefill, prefill_context,
-                                np.maximum(d, 1.0))[0])
+    heads = np.maximum(d, 1.0) if sampled is None else _checks.nonnegative("sampled", sampled)
+    return _checks.result(_pass(config, cluster, layout, eng, m, d, context, prefill, prefill_context, heads,
+                                prompts)[0])
 
 
 def prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, prompt_tokens: Number,
@@ -313,7 +322,9 @@ def prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, prompt_t
     chunks of at most ``max_num_batched_tokens``, each one engine step. The
     chunks flow through the pipeline one behind the other, so with ``n``
     chunks it takes ``n x max(stage) + (sum(stage) - max(stage))`` plus the
-    hops, and the first token is sampled after the last chunk.
+    hops, and the first token is sampled after the last chunk. With
+    attention run data-parallel the prompt is one rank's: that rank
+    computes its attention alone.
 
     >>> from lib.transformer import PRESETS
     >>> from lib.serving.layout import Cluster, Layout
@@ -329,12 +340,13 @@ def prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, prompt_t
     if (h >= 1).any():
         raise ValueError(f"prefix_hit_rate must be in [0, 1), got {prefix_hit_rate!r}")
     computed = np.maximum(1.0, np.ceil((1 - h) * p))
-    chunks = np.ceil(computed / eng.max_num_batched_tokens)
+    chunks = np.ceil(computed / eng.max_num_batched_tokens)     # one prompt runs on one rank
     chunk = computed / chunks
     context = (h * p + p + 1) / 2
-    stages = [np.asarray(w.time) for w in _stage_works(config, cluster, layout, eng, 0.0, 0.0, chunk, context, 0.0)]
+    works = _stage_works(config, cluster, layout, eng, 0.0, 0.0, chunk, context, 0.0, prompts=1.0)
+    stages = [np.asarray(w.time) for w in works]
     last = layout.pp - 1
-    sample = (np.asarray(pass_work(config, cluster, layout, last, eng, sampled=1.0).head_time))
+    sample = np.asarray(pass_work(config, cluster, layout, last, eng, sampled=1.0).head_time)
     stacked = np.stack(np.broadcast_arrays(*stages))
     total = chunks * stacked.max(axis=0) + stacked.sum(axis=0) - stacked.max(axis=0) + sample
     return _checks.result(total + np.asarray(hop_time(cluster, layout, chunk * config.hidden * ACTIVATION_BYTES)))

@@ -3,6 +3,7 @@
 Introduced in chapter 6 (tensor parallelism per generated token); part of
 :mod:`lib.transformer`, which re-exports everything here.
 
+>>> from lib.transformer import PRESETS
 >>> parameter_count(PRESETS["llama-3-8b"]) / 1e9 > 8
 True
 """
@@ -18,7 +19,6 @@ from lib import _checks
 
 __all__ = [
     "ModelConfig",
-    "PRESETS",
     "ParameterBreakdown",
     "parameter_breakdown",
     "parameter_count",
@@ -66,6 +66,18 @@ class ModelConfig:
         Where exactly the numbers come from.
     hf_id : str
         The model's repository on Hugging Face, as ``vllm serve`` takes it ("" if none).
+    head_width : int
+        Width of one attention head when it is not ``hidden / heads`` (Qwen3); 0 for the default.
+    shared_experts, shared_ffn_hidden : int
+        Experts every token runs through besides its routed ones (DeepSeek-V3: 1), and their MLP width
+        (0: ``ffn_hidden``).
+    dense_layers, dense_ffn_hidden : int
+        The first layers of a mixture of experts that have a dense MLP instead (DeepSeek-V3: 3), and its width.
+    kv_lora_rank, q_lora_rank, rope_head_dim, v_head_dim : int
+        Multi-head latent attention (DeepSeek-V2/V3) when ``kv_lora_rank > 0``: the cache holds one latent
+        of ``kv_lora_rank + rope_head_dim`` numbers per token and layer instead of keys and values;
+        queries go through a ``q_lora_rank`` bottleneck; ``head_dim`` is the no-rope part of a query or
+        key head, ``v_head_dim`` a value head's width (0: ``head_dim``).
 
     >>> ModelConfig("tiny", layers=2, hidden=64, heads=4, kv_heads=2, ffn_hidden=128, vocab=100).head_dim
     16
@@ -90,6 +102,15 @@ class ModelConfig:
     source: str = ""
     source_note: str = ""
     hf_id: str = ""
+    head_width: int = 0
+    shared_experts: int = 0
+    shared_ffn_hidden: int = 0
+    dense_layers: int = 0
+    dense_ffn_hidden: int = 0
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0
+    rope_head_dim: int = 0
+    v_head_dim: int = 0
 
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
@@ -98,7 +119,15 @@ class ModelConfig:
             _checks.count(name, value, minimum=1)
             if isinstance(value, (float, np.floating)) or np.ndim(value) != 0:
                 raise ValueError(f"{name} must be a plain integer, got {value!r}")
-        if self.hidden % self.heads:
+        for name in ("head_width", "shared_experts", "shared_ffn_hidden", "dense_layers", "dense_ffn_hidden",
+                     "kv_lora_rank", "q_lora_rank", "rope_head_dim", "v_head_dim"):
+            value = getattr(self, name)
+            _checks.count(name, value, minimum=0)
+            if isinstance(value, (float, np.floating)) or np.ndim(value) != 0:
+                raise ValueError(f"{name} must be a plain integer, got {value!r}")
+        if self.dense_layers >= self.layers:
+            raise ValueError(f"dense_layers must be fewer than the {self.layers} layers, got {self.dense_layers}")
+        if self.head_width == 0 and self.hidden % self.heads:
             raise ValueError(f"hidden must be a multiple of heads, got hidden={self.hidden}, heads={self.heads}")
         if self.heads % self.kv_heads:
             raise ValueError(
@@ -112,83 +141,61 @@ class ModelConfig:
 
     @property
     def head_dim(self) -> int:
-        """Width of one attention head, ``hidden // heads``."""
-        return self.hidden // self.heads
+        """Width of one attention head: ``head_width``, or ``hidden // heads``."""
+        return self.head_width or self.hidden // self.heads
 
+    @property
+    def latent_attention(self) -> bool:
+        """Whether attention is multi-head latent attention (a compressed cache; ``kv_lora_rank > 0``)."""
+        return self.kv_lora_rank > 0
 
-def _llama(name: str, layers: int, hidden: int, heads: int, kv_heads: int, ffn_hidden: int,
-           vocab: int, source: str, source_note: str, **extra: Any) -> ModelConfig:
-    return ModelConfig(name=name, layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads,
-                       ffn_hidden=ffn_hidden, vocab=vocab, source=source, source_note=source_note, **extra)
+    @property
+    def value_dim(self) -> int:
+        """Width of one value head (``v_head_dim``, or ``head_dim``)."""
+        return self.v_head_dim or self.head_dim
 
+    @property
+    def moe_layers(self) -> int:
+        """Layers with the routed MLP (all of them for a dense model, whose one "expert" is its MLP)."""
+        return self.layers - self.dense_layers
 
-#: Real published configurations, keyed by a short slug. ``source`` is a
-#: ``references.bib`` key; ``source_note`` says which table or released
-#: configuration file the numbers come from.
-PRESETS: dict[str, ModelConfig] = {
-    "llama-2-7b": _llama("Llama-2 7B", 32, 4096, 32, 32, 11008, 32000, "touvron2023llama2",
-                         "Llama 2 paper (arXiv 2307.09288) and the released config.json of Llama-2-7b",
-        hf_id="meta-llama/Llama-2-7b-hf"),
-    "llama-2-13b": _llama("Llama-2 13B", 40, 5120, 40, 40, 13824, 32000, "touvron2023llama2",
-                          "Llama 2 paper (arXiv 2307.09288) and the released config.json of Llama-2-13b",
-        hf_id="meta-llama/Llama-2-13b-hf"),
-    "llama-2-70b": _llama("Llama-2 70B", 80, 8192, 64, 8, 28672, 32000, "touvron2023llama2",
-                          "Llama 2 paper (arXiv 2307.09288; GQA with 8 KV heads) and the released config.json",
-        hf_id="meta-llama/Llama-2-70b-hf"),
-    "llama-3-8b": _llama("Llama-3 8B", 32, 4096, 32, 8, 14336, 128256, "grattafiori2024llama3",
-                         "Llama 3 paper (arXiv 2407.21783), Table 3",
-        hf_id="meta-llama/Meta-Llama-3-8B-Instruct"),
-    "llama-3-70b": _llama("Llama-3 70B", 80, 8192, 64, 8, 28672, 128256, "grattafiori2024llama3",
-                          "Llama 3 paper (arXiv 2407.21783), Table 3",
-        hf_id="meta-llama/Meta-Llama-3-70B-Instruct"),
-    "mistral-7b": _llama("Mistral 7B", 32, 4096, 32, 8, 14336, 32000, "jiang2023mistral",
-                         "Mistral 7B paper (arXiv 2310.06825), Table 1",
-        hf_id="mistralai/Mistral-7B-Instruct-v0.3"),
-    "mixtral-8x7b": _llama("Mixtral 8x7B", 32, 4096, 32, 8, 14336, 32000, "jiang2024mixtral",
-                           "Mixtral paper (arXiv 2401.04088), Table 1: 8 experts, 2 per token",
-                           experts=8, experts_per_token=2,
-        hf_id="mistralai/Mixtral-8x7B-Instruct-v0.1"),
-    "qwen2-7b": _llama("Qwen2 7B", 28, 3584, 28, 4, 18944, 152064, "yang2024qwen2",
-                       "Qwen2 technical report (arXiv 2407.10671), Table 1, and the released config.json",
-                       qkv_bias=True,
-        hf_id="Qwen/Qwen2-7B-Instruct"),
-    "qwen2-72b": _llama("Qwen2 72B", 80, 8192, 64, 8, 29568, 152064, "yang2024qwen2",
-                        "Qwen2 technical report (arXiv 2407.10671), Table 1, and the released config.json",
-                        qkv_bias=True,
-        hf_id="Qwen/Qwen2-72B-Instruct"),
-    "llama-3.1-405b": _llama("Llama-3.1 405B", 126, 16384, 128, 8, 53248, 128256, "grattafiori2024llama3",
-                             "Llama 3 paper (arXiv 2407.21783), Table 3, and meta-llama/Llama-3.1-405B's "
-                             "config.json",
-        hf_id="meta-llama/Llama-3.1-405B-Instruct"),
-    "qwen2.5-32b": _llama("Qwen2.5 32B", 64, 5120, 40, 8, 27648, 152064, "qwen2025qwen25",
-                          "Qwen/Qwen2.5-32B config.json (hidden_size 5120, intermediate_size 27648, 40 heads, "
-                          "8 KV heads, 64 layers, vocab_size 152064, untied); the Qwen2.5 report, Table 1",
-                          qkv_bias=True,
-        hf_id="Qwen/Qwen2.5-32B-Instruct"),
-    "qwen2.5-72b": _llama("Qwen2.5 72B", 80, 8192, 64, 8, 29568, 152064, "qwen2025qwen25",
-                          "Qwen/Qwen2.5-72B config.json (hidden_size 8192, intermediate_size 29568, 64 heads, "
-                          "8 KV heads, 80 layers, vocab_size 152064, untied); the Qwen2.5 report, Table 1",
-                          qkv_bias=True,
-        hf_id="Qwen/Qwen2.5-72B-Instruct"),
-    "mixtral-8x22b": _llama("Mixtral 8x22B", 56, 6144, 48, 8, 16384, 32768, "mistral2024mixtral8x22b",
-                            "mistralai/Mixtral-8x22B-v0.1 config.json: 8 local experts, 2 per token, "
-                            "hidden_size 6144, intermediate_size 16384, 56 layers, 48 heads, 8 KV heads",
-                            experts=8, experts_per_token=2,
-        hf_id="mistralai/Mixtral-8x22B-Instruct-v0.1"),
-}
+    def attention_flops(self, decode: bool = True) -> float:
+        """FLOPs one new token spends per cached position per layer, over all heads.
+
+        Standard attention: ``2 (d_head)`` to score a key and ``2 (d_head)`` to weigh its value, per head:
+        ``4 heads d_head``. Latent attention in decode works in the latent space (the key and value up-
+        projections absorbed into the query and output): ``2 (r + d_rope) + 2 r`` per head with latent
+        width ``r``; in prefill it expands keys and values: ``2 (d_head + d_rope) + 2 d_v`` per head.
+
+        >>> from lib.transformer import PRESETS
+        >>> PRESETS["llama-3-8b"].attention_flops(), PRESETS["deepseek-v3"].attention_flops()
+        (16384, 278528)
+        """
+        if not self.latent_attention:
+            return 4 * self.heads * self.head_dim
+        if decode:
+            return self.heads * (2 * (self.kv_lora_rank + self.rope_head_dim) + 2 * self.kv_lora_rank)
+        return self.heads * (2 * (self.head_dim + self.rope_head_dim) + 2 * self.value_dim)
 
 
 @dataclass(frozen=True)
 class ParameterBreakdown:
     """Where the parameters of a model sit, in counts of numbers (not bytes).
 
-    Per layer: ``attention_qo`` (query and output projections, with the
-    query bias), ``attention_kv`` (key and value projections, with their
-    biases), ``mlp`` (one expert's MLP), ``router`` and ``norms``. Once per
-    model: ``embedding`` (input), ``head`` (output; 0 when tied) and
+    Per layer: ``attention_qo`` (what tensor parallelism splits by query
+    heads: the query and output projections with the query bias, and with
+    latent attention the key/value up-projection too), ``attention_kv`` (key
+    and value projections with their biases, split by KV heads),
+    ``attention_replicated`` (latent attention's down-projections and their
+    norms, which every device holds whole), ``mlp`` (one expert's MLP),
+    ``shared_mlp`` (the shared experts of one layer), ``router`` and
+    ``norms``. ``dense_mlp`` is the MLP of each of the first
+    ``dense_layers`` layers of a mixture of experts. Once per model:
+    ``embedding`` (input), ``head`` (output; 0 when tied) and
     ``final_norm``. Tensor parallelism splits the attention by heads and the
     MLP by columns; a lookup reads one embedding row per token, not the table.
 
+    >>> from lib.transformer import PRESETS
     >>> parts = parameter_breakdown(PRESETS["llama-3-8b"])
     >>> parts.embedding == parts.head == 128256 * 4096
     True
@@ -204,43 +211,72 @@ class ParameterBreakdown:
     final_norm: int
     layers: int
     experts: int
+    attention_replicated: int = 0
+    shared_mlp: int = 0
+    dense_mlp: int = 0
+    dense_layers: int = 0
+
+    @property
+    def attention(self) -> int:
+        """One layer's attention parameters."""
+        return self.attention_qo + self.attention_kv + self.attention_replicated
 
     def layer(self, experts: int | None = None) -> int:
-        """One layer's parameters with ``experts`` MLPs (all of them by default).
+        """One routed layer's parameters with ``experts`` MLPs (all of them by default).
 
+        >>> from lib.transformer import PRESETS
         >>> parameter_breakdown(PRESETS["mixtral-8x7b"]).layer(experts=2)  # the MLPs a token runs through
         394305536
         """
         count = self.experts if experts is None else experts
-        return self.attention_qo + self.attention_kv + count * self.mlp + self.router + self.norms
+        return self.attention + count * self.mlp + self.shared_mlp + self.router + self.norms
 
     def total(self, experts: int | None = None) -> int:
-        """The model's parameters with ``experts`` MLPs per layer (all of them by default).
+        """The model's parameters with ``experts`` MLPs per routed layer (all of them by default).
 
+        >>> from lib.transformer import PRESETS
         >>> parts = parameter_breakdown(PRESETS["mixtral-8x7b"])
         >>> parts.total() == parameter_count(PRESETS["mixtral-8x7b"]), parts.total(experts=2)
         (True, 12879925248)
         """
-        return self.layers * self.layer(experts) + self.embedding + self.head + self.final_norm
+        dense = self.dense_layers * (self.attention + self.dense_mlp + self.norms)
+        return ((self.layers - self.dense_layers) * self.layer(experts) + dense + self.embedding + self.head
+                + self.final_norm)
 
 
 def parameter_breakdown(config: ModelConfig) -> ParameterBreakdown:
     """The parameters of ``config`` by part; :func:`parameter_count` is their sum.
 
+    >>> from lib.transformer import PRESETS
     >>> parts = parameter_breakdown(PRESETS["llama-3-8b"])
     >>> parts.layers, parts.mlp, parts.embedding == parts.head  # untied: the head is a second table
     (32, 176160768, True)
     """
     d, hd = config.hidden, config.head_dim
     q_width, kv_width = config.heads * hd, config.kv_heads * hd
-    qo = 2 * d * q_width + (q_width if config.qkv_bias else 0)
-    kv = 2 * d * kv_width + (2 * kv_width if config.qkv_bias else 0)
-    mlp = (3 if config.gated_mlp else 2) * d * config.ffn_hidden
+    replicated = 0
+    if config.latent_attention:
+        rank, rope = config.kv_lora_rank, config.rope_head_dim
+        q_in = config.q_lora_rank or d
+        q_heads = config.heads * (hd + rope)
+        qo = (q_in * q_heads + config.heads * config.value_dim * d          # query up (or whole), output
+              + rank * config.heads * (hd + config.value_dim))                # key/value up-projection
+        kv = 0
+        replicated = d * (rank + rope) + rank + ((d * config.q_lora_rank + config.q_lora_rank)
+                                                 if config.q_lora_rank else 0)
+    else:
+        qo = d * q_width + q_width * d + (q_width if config.qkv_bias else 0)
+        kv = 2 * d * kv_width + (2 * kv_width if config.qkv_bias else 0)
+    matrices = 3 if config.gated_mlp else 2
+    mlp = matrices * d * config.ffn_hidden
+    shared = config.shared_experts * matrices * d * (config.shared_ffn_hidden or config.ffn_hidden)
+    dense = matrices * d * (config.dense_ffn_hidden or config.ffn_hidden) if config.dense_layers else 0
     router = d * config.experts if config.experts > 1 else 0
     embedding = config.vocab * d
     return ParameterBreakdown(attention_qo=qo, attention_kv=kv, mlp=mlp, router=router, norms=2 * d,
                               embedding=embedding, head=0 if config.tied_embeddings else embedding, final_norm=d,
-                              layers=config.layers, experts=config.experts)
+                              layers=config.layers, experts=config.experts, attention_replicated=replicated,
+                              shared_mlp=shared, dense_mlp=dense, dense_layers=config.dense_layers)
 
 
 def parameter_count(config: ModelConfig) -> int:
@@ -250,6 +286,7 @@ def parameter_count(config: ModelConfig) -> int:
     MLP of every expert, the norms, the router of a mixture of experts, the
     input embedding and the output head (once if tied).
 
+    >>> from lib.transformer import PRESETS
     >>> parameter_count(PRESETS["llama-2-7b"])
     6738415616
     """
@@ -261,6 +298,7 @@ def active_parameter_count(config: ModelConfig) -> int:
 
     Equal to :func:`parameter_count` for a dense model.
 
+    >>> from lib.transformer import PRESETS
     >>> round(active_parameter_count(PRESETS["mixtral-8x7b"]) / 1e9, 1)
     12.9
     """
@@ -274,6 +312,7 @@ def decode_parameters_read(config: ModelConfig) -> int:
     read in full; the output head is read in full. With tied embeddings the
     head is the embedding table, so it still counts once.
 
+    >>> from lib.transformer import PRESETS
     >>> config = PRESETS["llama-3-8b"]
     >>> active, read = active_parameter_count(config), decode_parameters_read(config)
     >>> round(100 * (active - read) / read, 1)      # % of bytes a bound that counted the lookup would add
@@ -287,10 +326,14 @@ def decode_parameters_read(config: ModelConfig) -> int:
 def kv_cache_bytes_per_token(config: ModelConfig, bytes_per_element: Number = 2) -> float | np.ndarray:
     """Bytes of keys and values one token adds to the KV cache (all layers).
 
-    ``2 * layers * kv_heads * head_dim * b``.
+    ``2 * layers * kv_heads * head_dim * b``; with latent attention one latent of
+    ``kv_lora_rank + rope_head_dim`` numbers per layer instead.
 
+    >>> from lib.transformer import PRESETS
     >>> kv_cache_bytes_per_token(PRESETS["llama-2-70b"])
     327680.0
     """
     b = _checks.positive("bytes_per_element", bytes_per_element)
+    if config.latent_attention:
+        return _checks.result(config.layers * (config.kv_lora_rank + config.rope_head_dim) * b)
     return _checks.result(2 * config.layers * config.kv_heads * config.head_dim * b)

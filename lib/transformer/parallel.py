@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from lib import _checks, collectives
-from lib.transformer.models import PRESETS, ModelConfig  # PRESETS: for the doctests
+from lib.transformer.models import ModelConfig
+from lib.transformer.presets import PRESETS  # for the doctests
 
 __all__ = [
     "tp_bytes_per_collective",
