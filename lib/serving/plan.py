@@ -11,7 +11,7 @@ latency targets.
 >>> [row.name for row in rows if row.fits][:3]
 ['tp1-pp4-dp2', 'tp1-pp8-dp1', 'tp2-pp2-dp2']
 >>> best(rows).name
-'tp4-pp1-dp2'
+'tp8-pp1-dp1'
 """
 
 from __future__ import annotations
