@@ -44,9 +44,11 @@ refit gives these values):
   1,400 GB/s on an A100-SXM4-40GB of Argonne's Polaris (ALCF beginners'
   guide, ``polaris/02_profiling.md``, line 213), against the 1,555 GB/s of
   the datasheet. It is taken to hold on every device.
-* ``compute_efficiency`` 0.70 is **fitted** to LMDeploy's first-token
+* ``compute_efficiency`` 0.75 is **fitted** to LMDeploy's first-token
   latencies on one A100-80G: the rise from a 128-token to a 2,048-token
-  prompt, which removes every per-request cost, for Llama-2 7B and 13B.
+  prompt, which removes every per-request cost, for Llama-2 7B and 13B
+  (:func:`lib.validation.calibrate_serving` gives 0.752 with this
+  module's per-operator roofline, attention FLOPs included).
 * ``layer_overhead`` 110 us (CUDA graphs on) is **fitted** to vLLM's
   batch-1 latencies on one A100-40GB (Argonne's LLM-Inference-Bench:
   Llama-2 7B, Llama-3 8B, Mistral 7B, 128 to 2,048 tokens in and out)
@@ -94,7 +96,7 @@ STREAM_COPY_A100_40GB = 1400256.415e6 * B / s
 #: Share of the datasheet memory bandwidth the kernels reach: measured (see the module notes).
 MEMORY_EFFICIENCY = STREAM_COPY_A100_40GB / DEVICES["a100-40gb"].memory_bandwidth
 #: Share of the datasheet tensor-core peak the matrix products reach (fitted on one GPU, chapter 11).
-COMPUTE_EFFICIENCY = 0.70
+COMPUTE_EFFICIENCY = 0.75
 #: Seconds per layer and forward pass under CUDA graphs (fitted on one GPU, chapter 11).
 LAYER_OVERHEAD = 110 * us
 #: Seconds per engine step on the critical path (0: asynchronous scheduling hides the CPU's work).

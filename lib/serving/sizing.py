@@ -14,7 +14,7 @@ fills whole servers, as a launcher would place it.
 >>> plan = size(PRESETS["llama-3-70b"], "h100-sxm", 20.0, 1024, 256, ttft_limit=1.0, tpot_limit=50 * ms,
 ...             weight_format="fp8")
 >>> plan.layout.name, plan.devices, round(plan.capacity.rate, 1)
-('tp2-pp1-dp3', 6, 21.9)
+('tp2-pp1-dp3', 6, 23.1)
 """
 
 from __future__ import annotations

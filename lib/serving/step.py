@@ -244,7 +244,7 @@ def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Nu
     >>> alone = decode_step(llama, Cluster("h100-sxm"), Layout(), batch=64, context=1152)
     >>> loaded = decode_step(llama, Cluster("h100-sxm"), Layout(), 64, 1152, prompt_tokens=1024, output_tokens=256)
     >>> round(float(loaded.tpot / alone.tpot), 2), round(float(loaded.prefill_share), 2)
-    (1.38, 0.27)
+    (1.35, 0.26)
     """
     check_layout(config, layout)
     eng = configure(cluster.device, engine, **options)
@@ -303,7 +303,7 @@ def loop_time(config: ModelConfig, cluster: Cluster, layout: Layout, decode: Num
     >>> from lib.units import ms
     >>> llama = PRESETS["llama-3-8b"]
     >>> [round(loop_time(llama, Cluster("h100-sxm"), Layout(), 64, 1152, p, 512.5) / ms, 1) for p in (0, 1024)]
-    [11.7, 29.0]
+    [11.7, 27.6]
     """
     check_layout(config, layout)
     eng = configure(cluster.device, engine, **options)
@@ -331,7 +331,7 @@ def prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, prompt_t
     >>> from lib.units import ms
     >>> llama = PRESETS["llama-3-70b"]
     >>> [round(prefill_time(llama, Cluster("h100-sxm"), Layout(tp=k), 2048) / ms) for k in (2, 8)]
-    [231, 84]
+    [217, 81]
     """
     check_layout(config, layout)
     eng = configure(cluster.device, engine, **options)
@@ -372,7 +372,7 @@ def compute_bound_batch(config: ModelConfig, device: object, tp: int = 1, engine
     >>> from lib.transformer import PRESETS
     >>> llama = PRESETS["llama-3-70b"]
     >>> [round(compute_bound_batch(llama, "h100-sxm", weight_format=f)) for f in ("bf16", "fp8", "int8")]
-    [230, 230, 117]
+    [246, 246, 125]
     """
     if config.experts > 1:
         raise ValueError(f"config must be a dense model (a mixture of experts reads more experts as the batch "

@@ -35,10 +35,11 @@ from lib.collectives import allreduce_bytes, collective_time, tune_allreduce
 from lib.hardware import Link, link as lookup_link
 from lib.measure.stats import median_abs_error, relative_error
 from lib.queueing.theory import bisect
-from lib.validation.published import ALLREDUCE_DATASETS, AllReduceSweep
+from lib.validation.fitting import minimise
+from lib.validation.published import AllReduceSweep
 
 __all__ = ["System", "SYSTEMS", "UNMODELLED", "scaled_link", "Prediction", "predict_nccl", "NCCLFit", "calibrate_nccl",
-           "LineFit", "calibrate_line", "relative_error", "median_abs_error"]
+           "LineFit", "calibrate_line", "calibrate_efficiency", "relative_error", "median_abs_error"]
 
 
 @dataclass(frozen=True)
@@ -187,3 +188,25 @@ def calibrate_line(sweep: AllReduceSweep) -> LineFit:
     t = sweep.time[[0, -1]]
     bandwidth = float((v[1] - v[0]) / (t[1] - t[0]))
     return LineFit(float(t[0] - v[0] / bandwidth), bandwidth, (float(sweep.size[0]), float(sweep.size[-1])))
+
+
+def calibrate_efficiency(sweep: AllReduceSweep, mask: Any) -> float:
+    """The link scale ``eta_B`` minimising the squared log error of NCCL's model at the sizes ``mask`` selects.
+
+    Nothing else is fitted: the floor stays NCCL's own latency constants.
+
+    >>> from lib.validation.published import allreduce_sweep
+    >>> sweep = allreduce_sweep("allreduce_h100_8gpu_aws_p5")
+    >>> round(calibrate_efficiency(sweep, sweep.size >= 2 * 2**30), 3)
+    0.99
+    """
+    pick = np.asarray(mask, dtype=bool)
+    if pick.shape != sweep.size.shape or not pick.any():
+        raise ValueError(f"mask must select at least one of the sweep's {sweep.size.size} sizes")
+    sizes, times = sweep.size[pick], sweep.time[pick]
+
+    def loss(grid: np.ndarray) -> np.ndarray:
+        return np.array([np.sum(np.log(predict_nccl(sizes, sweep.name, sweep.gpus, float(e)).time / times) ** 2)
+                         for e in grid])
+
+    return minimise(loss, 0.05, 20.0, log=True)

@@ -3,9 +3,8 @@
 Introduced in chapter 11 (does the model hold?); chapter 5 reads the
 all-reduce sweeps too. Every CSV holds one printed figure per row, with its
 unit, the hardware, the software and the source (a GitHub URL pinned to a
-commit, and the line the figure is printed on). The collective files share
-one schema (:data:`COLLECTIVE_COLUMNS`), the decode files another
-(:data:`DECODE_COLUMNS`). ``data/published/README.md`` gives the provenance
+commit, and the line the figure is printed on); :mod:`lib.validation.schemas`
+names the files and their columns. ``data/published/README.md`` gives the provenance
 of each file and ``data/published/recheck.py`` re-checks every row against
 its source.
 
@@ -22,6 +21,7 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +29,10 @@ import numpy as np
 
 from lib import _checks
 from lib.collectives import busbw_factor
-from lib.units import GB, ms, s, us
+from lib.validation.schemas import (ALLREDUCE_DATASETS, DATASETS, INTEGER_COLUMNS, UNIT_SI, schema)
 
-__all__ = ["DATA_DIR", "COLLECTIVE_COLUMNS", "DECODE_COLUMNS", "ALLREDUCE_DATASETS", "DECODE_DATASETS", "DATASETS",
-           "QUANTITY_UNITS", "UNIT_SI", "load_published", "AllReduceSweep", "allreduce_sweep", "rounding_error"]
+__all__ = ["DATA_DIR", "load_published", "AllReduceSweep", "allreduce_sweep", "rounding_error"]
+
 
 def _data_dir() -> Path:
     """``data/published`` of the repository, or of the nearest folder above the working directory that has one.
@@ -53,51 +53,35 @@ def _data_dir() -> Path:
 #: Where the CSV files live (``data/published`` at the top of the repository or workshop bundle).
 DATA_DIR = _data_dir()
 
-#: Columns of every collective file (the all-reduce sweeps and ``nvls_vs_ring``).
-COLLECTIVE_COLUMNS = ("dataset", "system", "gpu", "gpus", "nodes", "interconnect", "software", "collective",
-                      "algorithm", "selection", "size_bytes", "size_printed", "quantity", "value", "unit", "source",
-                      "source_line", "source_detail", "note")
-#: Columns of every decode file.
-DECODE_COLUMNS = ("dataset", "model", "gpu", "hardware", "software", "precision", "tp", "pp", "gpus", "nodes", "batch",
-                  "input_tokens", "output_tokens", "quantity", "value", "unit", "status", "source", "source_line",
-                  "source_detail", "note")
-
-#: All-reduce sweeps against message size, one system each.
-ALLREDUCE_DATASETS = ("allreduce_a100_8gpu_mle", "allreduce_h100_8gpu_aws_p5", "allreduce_h200_8gpu_mle",
-                      "allreduce_b200_8gpu_mle", "allreduce_a100_16gpu_aws_p4de", "allreduce_a100_16gpu_oci",
-                      "allreduce_h100_16gpu_aws_p5", "allreduce_h100_16gpu_gcp_a3mega", "allreduce_b200_32gpu_mle")
-#: Tensor-parallel decode measurements.
-DECODE_DATASETS = ("decode_ft_gpt20b_a100", "decode_ft_megatron530b_a100", "decode_gptfast_a100")
-#: Every file in ``data/published`` (without ``.csv``).
-DATASETS = ALLREDUCE_DATASETS + ("nvls_vs_ring",) + DECODE_DATASETS
-
-#: The unit every quantity is printed in.
-QUANTITY_UNITS = {"time": "us", "algbw": "GB/s", "busbw": "GB/s", "request_latency": "ms",
-                  "decode_rate": "tokens/s", "reported_bandwidth": "GB/s"}
-#: One of each unit in SI (seconds, bytes per second, tokens per second).
-UNIT_SI = {"us": us, "ms": ms, "GB/s": GB / s, "tokens/s": 1.0}
-
-_INTEGERS = ("gpus", "nodes", "size_bytes", "source_line", "tp", "pp", "batch", "input_tokens", "output_tokens")
-
 
 def _typed(row: dict) -> dict:
     out: dict[str, Any] = dict(row)
-    for key in _INTEGERS:
+    for key in INTEGER_COLUMNS:
         if key in out:
             out[key] = int(out[key]) if out[key] != "" else None
+    if "request_rate" in out:
+        out["request_rate"] = float(out["request_rate"]) if out["request_rate"] != "" else None
     out["printed"] = row["value"]
     out["value"] = float(row["value"]) if row["value"] != "" else None
     out["value_si"] = None if out["value"] is None else out["value"] * UNIT_SI[row["unit"]]
     return out
 
 
+@lru_cache(maxsize=None)
+def _rows(name: str) -> tuple:
+    schema(name)
+    with (DATA_DIR / f"{name}.csv").open(encoding="utf-8", newline="") as handle:
+        return tuple(_typed(row) for row in csv.DictReader(handle))
+
+
 def load_published(name: str) -> list[dict]:
-    """The rows of ``data/published/<name>.csv``, typed.
+    """The rows of ``data/published/<name>.csv``, typed (a fresh copy on every call).
 
     Counts (``gpus``, ``size_bytes``, ``tp``, ``batch``, ...) become ``int``
-    (``None`` where blank); ``value`` becomes a ``float`` in the row's
-    ``unit`` (``None`` for an out-of-memory cell), ``value_si`` the same in SI
-    units, and ``printed`` keeps the text exactly as the source printed it.
+    (``None`` where blank) and ``request_rate`` a ``float`` (``inf`` for an
+    offline run); ``value`` becomes a ``float`` in the row's ``unit``
+    (``None`` for an out-of-memory cell), ``value_si`` the same in SI units,
+    and ``printed`` keeps the text exactly as the source printed it.
 
     >>> rows = load_published("decode_ft_gpt20b_a100")
     >>> first = rows[0]
@@ -110,10 +94,7 @@ def load_published(name: str) -> list[dict]:
     ...
     ValueError: name must be one of the files in data/published (see DATASETS), got 'allreduce_h100'
     """
-    if name not in DATASETS:
-        raise ValueError(f"name must be one of the files in data/published (see DATASETS), got {name!r}")
-    with (DATA_DIR / f"{name}.csv").open(encoding="utf-8", newline="") as handle:
-        return [_typed(row) for row in csv.DictReader(handle)]
+    return [dict(row) for row in _rows(name)]
 
 
 def rounding_error(printed: str) -> float:

@@ -1,145 +1,180 @@
-"""The held-out comparisons of chapter 11, as records: what was fitted on what, and what was predicted.
+"""Chapter 11's all-reduce comparisons, the scores of every family, and the summary ``python -m lib.validation`` prints.
 
-Introduced in chapter 11 (does the model hold?); ``python -m lib.validation``
-prints their medians. The designs are fixed here, before any error is seen
-by a reader:
+Introduced in chapter 11 (does the model hold?).
 
-* **all-reduce** (:func:`validate_allreduce`): for every modelled sweep, the
-  smallest and largest message calibrate; every other size is held out. The
-  uncalibrated model is compared at every size.
-* **decode** (:func:`validate_decode`): FasterTransformer's efficiencies come
-  from GPT-20B on one GPU and predict GPT-20B on 2, 4 and 8 GPUs and every
-  Megatron-530B figure (16 and 32 GPUs, or 8 x 3 with pipelining);
-  gpt-fast's memory efficiency comes from its three one-GPU rows and
-  predicts every row on 2, 4 and 8 GPUs. ``overhead=True`` fits a per-layer
-  overhead as well, on 1 and 8 GPUs, and holds out 2 and 4 GPUs and the
-  models without both.
+* :func:`validate_allreduce`: the all-reduce split of
+  :mod:`lib.validation.splits`. Each modelled sweep's large-message regime
+  fits one link scale ``eta_B``; every size 4 or more doublings below it is
+  held out. Beside it, the post-hoc form adds a floor (the smallest size's
+  excess over the model), and the model as is (nothing fitted) is kept.
+* :func:`validate_algorithms`: nccl-tests runs whose log names NCCL's
+  choice, against the model's tuner with nothing fitted.
+* :func:`score`: median and 90th percentile of ``|e|`` with seeded bootstrap
+  95 % intervals; :func:`summary`: every family's score.
 
->>> records = validate_allreduce()
->>> held = [r["calibrated_error"] for r in records if r["role"] == "held-out"]
->>> len(held), round(median_abs_error(held), 3)
-(179, 0.118)
+>>> v = validate_allreduce()
+>>> s = score(v.held_out())
+>>> s.n, round(s.median, 3)
+(139, 0.482)
 """
 
 from __future__ import annotations
 
-from lib.serving import Cluster, Layout
-from lib.validation.allreduce import (SYSTEMS, calibrate_line, calibrate_nccl, median_abs_error, predict_nccl,
-                                      relative_error)
-from lib.validation.decode import (fit_efficiencies, model_config, request_terms, request_time, token_terms,
-                                   token_time)
-from lib.validation.published import allreduce_sweep, load_published
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
-__all__ = ["FT_CLUSTER", "GPTFAST_CLUSTER", "GPTFAST_CONTEXT", "validate_allreduce", "validate_decode",
-           "decode_rows", "summary"]
+import numpy as np
 
-#: FasterTransformer's A100 SuperPod: 8 GPUs per node on NVSwitch, 8 x 200 Gb/s InfiniBand ports per node.
-FT_CLUSTER = Cluster("a100-80gb", devices_per_node=8, inter_link="ib-hdr")
-#: gpt-fast's 8 x A100-80GB (modelled with the book's NVSwitch link; the source says "hybrid cube mesh").
-GPTFAST_CLUSTER = Cluster("a100-80gb")
-#: Context at the middle of a gpt-fast generation: 5 prompt tokens plus half of the CLI's default 200.
-GPTFAST_CONTEXT = 5 + 200 / 2
+from lib.collectives import PROTOCOLS, tune_allreduce
+from lib.measure.stats import LEVEL, RESAMPLES, SEED, percentile_interval, relative_error
+from lib.validation.allreduce import SYSTEMS, calibrate_efficiency, predict_nccl
+from lib.validation.families import Validation, validate_decode, validate_load, validate_prefill
+from lib.validation.published import AllReduceSweep, allreduce_sweep, load_published
+from lib.validation.schemas import ALGORITHM_DATASETS
+from lib.validation.splits import BAND, HELD_OUT_DOUBLINGS, SPLITS, allreduce_roles
 
-
-def validate_allreduce() -> list[dict]:
-    """One record per (modelled sweep, message size): measured and predicted seconds, errors and role."""
-    records = []
-    for name in SYSTEMS:
-        sweep = allreduce_sweep(name)
-        fit, line = calibrate_nccl(sweep), calibrate_line(sweep)
-        as_is = predict_nccl(sweep.size, name, sweep.gpus)
-        calibrated = predict_nccl(sweep.size, name, sweep.gpus, fit.efficiency, fit.overhead)
-        straight = line.time(sweep.size, sweep.gpus)
-        for i, size in enumerate(sweep.size):
-            role = "calibration" if i in (0, len(sweep.size) - 1) else "held-out"
-            records.append(dict(
-                dataset=name, size=float(size), measured=float(sweep.time[i]), derived=bool(sweep.derived[i]),
-                as_is=float(as_is.time[i]), calibrated=float(calibrated.time[i]), line=float(straight[i]),
-                as_is_error=relative_error(as_is.time[i], sweep.time[i]),
-                calibrated_error=relative_error(calibrated.time[i], sweep.time[i]),
-                line_error=relative_error(straight[i], sweep.time[i]),
-                algorithm=str(calibrated.algorithm[i]), protocol=str(calibrated.protocol[i]),
-                efficiency=fit.efficiency, overhead=fit.overhead, role=role))
-    return records
+__all__ = ["Score", "score", "validate_allreduce", "validate_algorithms", "validations", "summary"]
 
 
-def decode_rows(dataset: str) -> list[dict]:
-    """The measured rows of a decode file that the model can be compared with, each with ``seconds``.
+@dataclass(frozen=True)
+class Score:
+    """``n`` held-out errors: median and 90th percentile of ``|e|``, each with a bootstrap interval."""
 
-    FasterTransformer rows give seconds per request; gpt-fast rows seconds
-    per token (``1 / rate``). Out-of-memory cells and gpt-fast's derived
-    bandwidth column are left out.
+    n: int
+    median: float
+    p90: float
+    median_interval: tuple[float, float]
+    p90_interval: tuple[float, float]
+
+
+def score(errors: Any, resamples: int = RESAMPLES, seed: int = SEED, level: float = LEVEL) -> Score:
+    """Score signed errors by ``|e|``: median, p90 and their seeded bootstrap ``level`` intervals.
+
+    The errors are resampled with replacement as a whole set (they share
+    the fitted constants, so the interval says how much the score depends on
+    which figures happened to be published, not how well a constant is known).
+
+    >>> s = score([0.1, -0.2, 0.3, -0.05, 0.15])
+    >>> s.n, round(s.median, 2), round(s.p90, 2)
+    (5, 0.15, 0.26)
     """
-    rows = []
-    for row in load_published(dataset):
-        if row["status"] != "ok" or row["quantity"] == "reported_bandwidth":
-            continue
-        seconds = row["value_si"] if row["quantity"] == "request_latency" else 1.0 / row["value_si"]
-        rows.append(dict(row, seconds=seconds, bytes_per_element=1 if row["precision"].startswith("int8") else 2))
-    return rows
+    e = np.abs(np.asarray(errors, dtype=float))
+    if e.size == 0 or not np.isfinite(e).all():
+        raise ValueError(f"errors must be at least one finite number, got {e.size} values")
+    rng = np.random.default_rng(seed)
+    draws = e[rng.integers(0, e.size, size=(resamples, e.size))]
+    return Score(int(e.size), float(np.median(e)), float(np.percentile(e, 90)),
+                 percentile_interval(np.median(draws, axis=1), level),
+                 percentile_interval(np.percentile(draws, 90, axis=1), level))
 
 
-def _predict(row: dict, fit) -> float:
-    eff = dict(memory_efficiency=fit.memory_efficiency, compute_efficiency=fit.compute_efficiency,
-               layer_overhead=fit.layer_overhead)
-    config = model_config(row["model"])
-    layout = Layout(tp=row["tp"], pp=row["pp"])
-    if row["quantity"] == "request_latency":
-        return request_time(config, FT_CLUSTER, layout, row["batch"], row["input_tokens"], row["output_tokens"],
-                            **eff)
-    return token_time(config, GPTFAST_CLUSTER, layout, 1, GPTFAST_CONTEXT, row["bytes_per_element"],
-                      kv_bytes_per_element=2, **eff)
+def _post_hoc_roles(size: np.ndarray, roles: np.ndarray, doublings: np.ndarray) -> np.ndarray:
+    above = np.log2(size / size.min())
+    return np.where((roles == "calibration") | (above == 0), "calibration",
+                    np.where((doublings >= HELD_OUT_DOUBLINGS - 1e-9) & (above >= HELD_OUT_DOUBLINGS - 1e-9),
+                             "held-out", "gap"))
 
 
-def _terms(row: dict) -> tuple:
-    config = model_config(row["model"])
-    if row["quantity"] == "request_latency":
-        return request_terms(config, FT_CLUSTER, row["tp"], row["batch"], row["input_tokens"], row["output_tokens"])
-    return token_terms(config, GPTFAST_CLUSTER, row["tp"], 1, GPTFAST_CONTEXT, row["bytes_per_element"], 2)
-
-
-def validate_decode(overhead: bool = False) -> list[dict]:
-    """One record per measured decode figure: measured and predicted seconds, error, role and the fit used."""
-    ft = decode_rows("decode_ft_gpt20b_a100") + decode_rows("decode_ft_megatron530b_a100")
-    gf = decode_rows("decode_gptfast_a100")
-    degrees = (1, 8) if overhead else (1,)
+def _sweep_records(sweep: AllReduceSweep) -> tuple[list[dict], dict]:
+    roles, doublings = allreduce_roles(sweep.size)
+    eta = calibrate_efficiency(sweep, roles == "calibration")
+    model = predict_nccl(sweep.size, sweep.name, sweep.gpus, eta)
+    as_is = predict_nccl(sweep.size, sweep.name, sweep.gpus).time
+    smallest = int(np.argmin(sweep.size))
+    floor = float(sweep.time[smallest] - model.time[smallest])
+    post = _post_hoc_roles(sweep.size, roles, doublings)
     records = []
-    for family, rows, compute in (("FasterTransformer", ft, True), ("gpt-fast", gf, False)):
-        if family == "FasterTransformer":
-            calibrate = [r for r in rows if r["dataset"] == "decode_ft_gpt20b_a100" and r["tp"] in degrees]
-        else:
-            both = {r["model"] + r["precision"] for r in rows if r["tp"] == 1}
-            calibrate = [r for r in rows if r["tp"] in degrees and r["model"] + r["precision"] in both]
-        fit = fit_efficiencies([_terms(r) for r in calibrate], [r["seconds"] for r in calibrate],
-                               fit_compute=compute, fit_overhead=overhead)
-        chosen = {id(r) for r in calibrate}
-        for row in rows:
-            predicted = _predict(row, fit)
-            records.append(dict(
-                dataset=row["dataset"], model=row["model"].split(" (")[0], precision=row["precision"], tp=row["tp"],
-                pp=row["pp"], batch=row["batch"], input_tokens=row["input_tokens"],
-                output_tokens=row["output_tokens"], measured=row["seconds"], predicted=predicted,
-                error=relative_error(predicted, row["seconds"]),
-                role="calibration" if id(row) in chosen else "held-out", family=family,
-                memory_efficiency=fit.memory_efficiency, compute_efficiency=fit.compute_efficiency,
-                layer_overhead=fit.layer_overhead))
+    for i, size in enumerate(sweep.size):
+        t = float(sweep.time[i])
+        records.append(dict(
+            dataset=sweep.name, size=float(size), measured=t, derived=bool(sweep.derived[i]),
+            predicted=float(model.time[i]), error=float(relative_error(model.time[i], t)), role=str(roles[i]),
+            distance=float(doublings[i]), in_band=bool(BAND[0] <= size <= BAND[1]), algorithm=str(model.algorithm[i]),
+            protocol=str(model.protocol[i]), efficiency=eta, as_is=float(as_is[i]),
+            as_is_error=float(relative_error(as_is[i], t)), post_hoc=float(model.time[i] + floor),
+            post_hoc_error=float(relative_error(max(model.time[i] + floor, 0.0), t)), post_hoc_role=str(post[i]),
+            floor=floor))
+    return records, {f"efficiency.{sweep.name}": eta, f"floor.{sweep.name}": floor}
+
+
+def validate_allreduce(sweeps: dict[str, AllReduceSweep] | None = None) -> Validation:
+    """The all-reduce split on every modelled sweep (``sweeps`` by name; the published ones by default).
+
+    Constants: ``efficiency.<sweep>`` (pre-registered) and ``floor.<sweep>``
+    (post hoc). Record keys ``role``/``error`` are the pre-registered form,
+    ``post_hoc_role``/``post_hoc_error`` the post-hoc one, ``as_is_error``
+    nothing fitted; ``distance`` is doublings below the calibration regime.
+    """
+    sweeps = {name: allreduce_sweep(name) for name in SYSTEMS} if sweeps is None else sweeps
+    records, constants = [], {}
+    for sweep in sweeps.values():
+        mine, fitted = _sweep_records(sweep)
+        records += mine
+        constants.update(fitted)
+    return Validation("allreduce", tuple(records), constants)
+
+
+def _forced(setting: str, prefix: str, names: tuple[str, ...]) -> tuple[str, ...]:
+    """The names ``NCCL_ALGO=...`` or ``NCCL_PROTO=...`` leaves (all of them when not forced)."""
+    if not setting.startswith(prefix):
+        return names
+    wanted = setting[len(prefix):].split(" ")[0].lower()
+    return tuple(n for n in names if n.lower() == wanted)
+
+
+def validate_algorithms() -> list[dict]:
+    """nccl-tests runs with NCCL's logged or forced choice, against the model's tuner with nothing fitted.
+
+    One record per printed time: the run's algorithm (logged, or forced by
+    ``NCCL_ALGO``), the model's pick under the same restriction, and the
+    time error of that pick.
+    """
+    records = []
+    for name in ALGORITHM_DATASETS:
+        for row in load_published(name):
+            if row["quantity"] != "time":
+                continue
+            algorithms = _forced(row["selection"], "NCCL_ALGO=", ("ring", "tree", "nvls", "nvls_tree"))
+            protocols = _forced(row["selection"], "NCCL_PROTO=", PROTOCOLS)
+            choice = tune_allreduce(float(row["size_bytes"]), row["gpus"], "nvlink4", algorithms=algorithms)
+            pair = min(((a, p) for a in algorithms for p in protocols), key=lambda ap: float(choice.costs[ap].time))
+            t = float(choice.costs[pair].time)
+            logged = row["algorithm"].split(" ")[0].lower()
+            records.append(dict(dataset=name, gpus=row["gpus"], size=float(row["size_bytes"]),
+                                selection=row["selection"].split(" (")[0], logged=logged, model=pair[0],
+                                model_protocol=pair[1], protocol=row["protocol"], measured=row["value_si"],
+                                predicted=t, error=float(relative_error(t, row["value_si"])),
+                                agrees=logged == pair[0]))
     return records
 
 
-def summary() -> dict:
-    """The medians chapter 11 reports: ``|error|`` over held-out figures (and over every size, as is)."""
-    ar = validate_allreduce()
-    dec, ext = validate_decode(), validate_decode(overhead=True)
+@lru_cache(maxsize=1)
+def _cached() -> dict[str, Validation]:
+    prefill = validate_prefill()
+    return {"allreduce": validate_allreduce(), "decode": validate_decode(), "prefill": prefill,
+            "load": validate_load(prefill=prefill)}
 
-    def held(records, key):
-        return median_abs_error([r[key] for r in records if r["role"] == "held-out"])
 
-    return {
-        "allreduce_calibrated": held(ar, "calibrated_error"),
-        "allreduce_line": held(ar, "line_error"),
-        "allreduce_as_is": median_abs_error([r["as_is_error"] for r in ar]),
-        "decode": held(dec, "error"),
-        "decode_with_overhead": held(ext, "error"),
-        "allreduce_held_out": sum(r["role"] == "held-out" for r in ar),
-        "decode_held_out": sum(r["role"] == "held-out" for r in dec),
-    }
+def validations() -> dict[str, Validation]:
+    """Every family's :class:`Validation` on the published data (computed once per process)."""
+    return dict(_cached())
+
+
+def summary() -> dict[str, Score]:
+    """The scores chapter 11 reports, held-out figures only, by name.
+
+    ``allreduce`` (every held-out size), ``allreduce_band`` (8 KiB to 64 MiB),
+    ``allreduce_post_hoc``; ``decode``, ``decode_ft_gptfast`` (the data set
+    of the previous edition); ``prefill``; ``load``.
+    """
+    v = validations()
+    ar = v["allreduce"]
+    post = [r["post_hoc_error"] for r in ar.records if r["post_hoc_role"] == "held-out"]
+    old = [r["error"] for r in v["decode"].records if r["role"] == "held-out"
+           and r["engine"] in ("FasterTransformer", "gpt-fast")]
+    return {"allreduce": score(ar.held_out()), "allreduce_band": score(ar.held_out(in_band=True)),
+            "allreduce_post_hoc": score(post), "decode": score(v["decode"].held_out()),
+            "decode_ft_gptfast": score(old), "prefill": score(v["prefill"].held_out()),
+            "load": score(v["load"].held_out())}
+
