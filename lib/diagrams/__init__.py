@@ -5,7 +5,9 @@ Introduced in the introduction (the ways to split) and used by chapters 6
 device map of a layout) and the planner page. Every diagram is a pair: a
 ``*_data`` function that returns plain data (JSON as it is, with an
 ``"alt"`` description) and a function that draws exactly that data and
-returns a matplotlib figure (the drawings follow).
+returns a matplotlib figure, at most 8 in wide with no text under 9 pt.
+:func:`alt_text` gives a figure's description and :func:`diagram_data` its
+data, so captions and alt text come from the numbers that are drawn.
 
 * :func:`tensor_parallel_block` (:func:`tp_block_data`): heads, columns and rows per GPU, the two all-reduces;
 * :func:`pipeline_stages` (:func:`pipeline_data`): layers per stage, embedding and head, the hops;
@@ -21,8 +23,17 @@ returns a matplotlib figure (the drawings follow).
 [(0, 0, 0), (2, 1, 0), (4, 0, 1), (6, 1, 1)]
 """
 
+from lib.diagrams._draw import MAX_WIDTH, MIN_FONT, alt_text, diagram_data
 from lib.diagrams.data import (DEVICE_MAP_VERSION, device_map_data, experts_data, listing, pipeline_data, shard,
                                span, tp_block_data)
+from lib.diagrams.device_map import device_map, grid_columns
+from lib.diagrams.figures import experts_over_devices, pipeline_stages, shown, tensor_parallel_block
+from lib.diagrams.intro import three_splits, three_splits_data
 
-__all__ = ["DEVICE_MAP_VERSION", "listing", "shard", "span", "tp_block_data", "pipeline_data", "experts_data",
-           "device_map_data"]
+__all__ = [
+    "MAX_WIDTH", "MIN_FONT", "alt_text", "diagram_data",
+    "DEVICE_MAP_VERSION", "listing", "shard", "span", "tp_block_data", "pipeline_data", "experts_data",
+    "device_map_data",
+    "tensor_parallel_block", "pipeline_stages", "experts_over_devices", "shown", "device_map", "grid_columns",
+    "three_splits", "three_splits_data",
+]
