@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import matplotlib
+import matplotlib.patches
+import matplotlib.text
 
 matplotlib.use("Agg")
 
@@ -249,6 +251,7 @@ FIGURES = {
     "block-tp16": lambda: diagrams.tensor_parallel_block(LLAMA70, 16),
     "block-tp1": lambda: diagrams.tensor_parallel_block(LLAMA8, 1),
     "block-moe": lambda: diagrams.tensor_parallel_block(MIXTRAL, 2),
+    "stages-1": lambda: diagrams.pipeline_stages(LLAMA8, 1),
     "stages-3": lambda: diagrams.pipeline_stages(LLAMA70, 3),
     "stages-9": lambda: diagrams.pipeline_stages(PRESETS["llama-3.1-405b"], 9),
     "experts-ep4": lambda: diagrams.experts_over_devices(MIXTRAL, 4, True),
@@ -281,6 +284,12 @@ def test_figures_are_legible(name):
         for t, b in zip(texts, boxes):
             assert frame.x0 - 1 <= b.x0 and b.x1 <= frame.x1 + 1 and frame.y0 - 1 <= b.y0 and b.y1 <= frame.y1 + 1, \
                 t.get_text()
+        patches = [p.get_window_extent(renderer) for p in fig.findobj(matplotlib.patches.FancyBboxPatch)]
+        for t, b in zip(texts, boxes):      # text on a box stays inside the smallest box under its centre
+            under = [e for e in patches if e.contains((b.x0 + b.x1) / 2, (b.y0 + b.y1) / 2)]
+            if under:
+                e = min(under, key=lambda e: e.width * e.height)
+                assert e.x0 - 1 <= b.x0 and b.x1 <= e.x1 + 1 and e.y0 - 1 <= b.y0 and b.y1 <= e.y1 + 1, t.get_text()
         for i in range(len(boxes)):
             for j in range(i + 1, len(boxes)):
                 a, b = boxes[i], boxes[j]

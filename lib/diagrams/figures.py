@@ -72,8 +72,8 @@ def tensor_parallel_block(config: ModelConfig, tp: int) -> Figure:
         y = height - top - (i + 1) * (lane_h + gap) + gap / 2
         mid = y + lane_h / 2
         if rank is None:
-            label(ax, 3.9, mid, f"GPUs {lanes[i - 1] + 1}–{lanes[i + 1] - 1}: the same, their own heads and columns",
-                  style="italic")
+            label(ax, 2.2, mid, f"GPUs {lanes[i - 1] + 1}–{lanes[i + 1] - 1} alike,\neach its own heads and columns",
+                  style="italic", linespacing=1.15)
             continue
         d = data["devices"][rank]
         kv = span(*d["kv_heads"], "KV heads")
@@ -129,7 +129,7 @@ def pipeline_stages(config: ModelConfig, pp: int) -> Figure:
     data = pipeline_data(config, pp)
     stages, per_row = data["stages"], 4
     rows = -(-len(stages) // per_row)
-    box_w, box_h, hop_w, row_h = 1.45, 1.0, 0.48, 1.45
+    box_w, box_h, row_h = 1.45, 1.1, 1.5
     height = 1.55 + rows * row_h + 0.2
     fig, ax = canvas(7.8, height)
     label(ax, 3.9, height - 0.22, f"{data['model']}: {data['layers']} layers in {data['pp']} pipeline stage"
@@ -153,8 +153,7 @@ def pipeline_stages(config: ModelConfig, pp: int) -> Figure:
         box(ax, x, y, box_w, box_h, face=_stage_face(s["stage"], 0.8))
         count = s["layer_count"]
         lines = [f"stage {s['stage']}", span(*s["layers"], "layers"), f"({count} layer{'s' if count > 1 else ''})"]
-        extras = [part for part, has in (("embedding", s["embedding"]), ("output head", s["head"])) if has]
-        lines.append(("+ " + " & ".join(extras)) if extras else "")
+        lines += [f"+ {part}" for part, has in (("embedding", s["embedding"]), ("output head", s["head"])) if has]
         lines.append(f"{s['weight_bytes'] / 1e9:.1f} GB on its GPU")
         label(ax, x + box_w / 2, y + box_h / 2, "\n".join(line for line in lines if line), linespacing=1.2)
         if s["stage"] + 1 < len(stages):
