@@ -23,7 +23,7 @@ PARALLEL   := -n $(JOBS) --dist loadfile
 # Another x86-64 CPU, emulated: numpy without AVX/AVX2/FMA kernels, OpenBLAS's oldest SSE3 kernels.
 OTHER_CPU  := NPY_DISABLE_CPU_FEATURES="AVX2 FMA3 F16C AVX" OPENBLAS_CORETYPE=Prescott
 
-.PHONY: all venv book pdf test unit test-other-cpu bench browser execute serve clean screenshots student dist wheels pageweight
+.PHONY: all venv book pdf test unit test-other-cpu bench browser execute serve clean screenshots student dist wheels check-wheels pageweight
 
 all: book
 
@@ -106,8 +106,19 @@ student: $(STAMP)
 dist: $(STAMP) book student pdf
 	$(PY) -m tools.dist _build/dist
 
-## Every package the participant commands install, for a room without a
-## network, prepared outside the bundle: copy _build/wheels into the unzipped
-## bundle as wheels/. TORCH=1 adds CPU torch (Linux) for chapter 10's live run.
-wheels: $(STAMP)
-	$(PY) -m tools.dist --wheels _build/wheels $(if $(TORCH),--torch)
+## Every package the participant commands install, for every laptop of an offline room (Linux
+## x86-64, macOS arm64 and x86-64, Windows x86-64; Python 3.11, 3.12, 3.13), into _build/wheels,
+## outside the bundle; copy its files into the unzipped bundle's wheels/. TORCH=1 adds CPU torch.
+## It needs only Python with pip and packaging (a participant's environment will do), not the
+## book's toolchain; without make: python -m tools.wheels _build/wheels [--torch].
+WHEEL_PY := $(if $(wildcard $(PY)),$(PY),python3)
+
+wheels:
+	$(WHEEL_PY) -m tools.wheels _build/wheels $(if $(TORCH),--torch)
+
+## The participant pins (and torch's, where the registry serves its CPU wheels) resolve for every
+## platform and Python, with everything they need pinned. Needs the package registry, so it is
+## not part of `make test`; .ci/run runs it.
+check-wheels:
+	$(WHEEL_PY) -m tools.wheel_check
+	$(WHEEL_PY) -m tools.wheel_check --torch
