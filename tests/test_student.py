@@ -295,6 +295,8 @@ SOLUTION_HTML = """<html><body><nav><ul>
 <div class="cell"><pre>SECRET_SOLUTION = 4</pre></div><img src="../_images/secret.png"></div>
 <img src="../_images/kept.png"><a class="right-next" href="answers.html">next</a>
 <p>Model answers are on the <a class="reference internal" href="answers.html#top">answer sheet</a>.</p>
+<div class="teacher-only"><p>TEACHER_NOTE in dropdowns</p></div>
+<div class="participant-only"><p>Your teacher goes through them.</p></div>
 <link href="answers.html" rel="next" title="Answer sheet"/>
 </body></html>"""
 
@@ -306,15 +308,16 @@ def _fake_site(tmp_path: Path) -> Path:
     (html / "_images").mkdir()
     (html / "_sources" / "notebooks").mkdir(parents=True)
     (html / "index.html").write_text("<html><a href='book/answers.html'>answers</a></html>")
-    (html / "book" / "workshop.html").write_text(SOLUTION_HTML)
+    (html / "book" / "chapter.html").write_text(SOLUTION_HTML)
+    (html / "book" / "workshop.html").write_text("<html><p>Stumbling points</p></html>")
     (html / "book" / "answers.html").write_text("<html><pre>SECRET_SOLUTION = 4</pre></html>")
     (html / "_images" / "secret.png").write_bytes(b"png")
     (html / "_images" / "kept.png").write_bytes(b"png")
     (html / "_sources" / "notebooks" / "02_time_budget.ipynb").write_text('{"SECRET_SOLUTION": 4}')
     (html / "searchindex.js").write_text(
-        'Search.setIndex({"docnames":["book/answers","book/workshop"],"filenames":["book/answers.md",'
-        '"book/workshop.md"],"terms":{"secret":0,"doubl":[0,1]},"titleterms":{"answer":0},'
-        '"alltitles":{"Answer sheet":[[0,null]]}})')
+        'Search.setIndex({"docnames":["book/answers","book/chapter","book/workshop"],"filenames":['
+        '"book/answers.md","book/chapter.md","book/workshop.md"],"terms":{"secret":0,"doubl":[0,1],'
+        '"secret_solut":1,"stumbl":2},"titleterms":{"answer":0},"alltitles":{"Answer sheet":[[0,null]]}})')
     return html
 
 
@@ -326,15 +329,19 @@ def test_participant_html_has_no_answers(tmp_path):
     (student / "02_time_budget.ipynb").write_text('{"student": true}')
     files = tools.participant_html.participant_html(_fake_site(tmp_path), student)
     assert "book/answers.html" not in files and "_images/secret.png" not in files
+    assert "book/workshop.html" not in files, "the teacher's guide stays with the teacher"
     assert "_images/kept.png" in files
-    page = files["book/workshop.html"].decode()
+    page = files["book/chapter.html"].decode()
     assert "SECRET_SOLUTION" not in page and "Double x." in page
+    assert "TEACHER_NOTE" not in page and '<div><p>Your teacher goes through them.' in page
     assert "answers.html" not in page and "2. The time budget" in page
     assert "Model answers are on the answer sheet." in BeautifulSoup(page, "html.parser").get_text()
     assert "answers.html" not in files["index.html"].decode()
     assert files["_sources/notebooks/02_time_budget.ipynb"] == student / "02_time_budget.ipynb"
     search = files["searchindex.js"].decode()
     assert '"secret"' not in search and '"doubl":[1]' in search and "Answer sheet" not in search
+    assert '"secret_solut"' not in search, "a word only the cut solution held is still searchable"
+    assert '"stumbl"' not in search, "the teacher's guide is still searchable"
 
 
 def _readme_commands(readme: str) -> list[str]:

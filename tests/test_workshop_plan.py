@@ -29,6 +29,8 @@ from nbclient.exceptions import CellExecutionError
 
 from tools.book_index import book_index
 from tools.student import make_student
+import tools.workshop_pages as workshop_pages
+from tools.workshop_pages import cell_label
 from tools.workshop_plan import Agenda, Step, clock, load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,6 +101,10 @@ def test_live_step_cells_are_what_the_teacher_meets(agenda, block, step):
             assert _hidden(source), f"{name}: a check cell is one the student copy shows collapsed"
         else:
             assert not _hidden(source), f"{name}: a {cell.role} cell must be visible"
+        said = re.search(r"code cell \d+|the Setup cell", workshop_pages.cell_label(
+            workshop_pages._student_code(step.notebook), cell.id)).group(0)
+        found = re.search(r"code cell \d+|the Setup cell", cell_label(student, cell.id)).group(0)
+        assert said == found, f"{name}: the guide says {said}, the student notebook has it as {found}"
         follower = next((i for i in code if i > at), None)
         if cell.role == "live" and follower is not None and _hidden(student.cells[follower]):
             assert ids[follower] in planned, (f"{name}: Shift-Enter runs the collapsed cell {ids[follower]} after it; "
