@@ -23,7 +23,7 @@ PARALLEL   := -n $(JOBS) --dist loadfile
 # Another x86-64 CPU, emulated: numpy without AVX/AVX2/FMA kernels, OpenBLAS's oldest SSE3 kernels.
 OTHER_CPU  := NPY_DISABLE_CPU_FEATURES="AVX2 FMA3 F16C AVX" OPENBLAS_CORETYPE=Prescott
 
-.PHONY: all venv book pdf test unit test-other-cpu bench browser execute serve clean screenshots student dist wheels pageweight
+.PHONY: all venv book pdf test FORCE unit test-other-cpu bench browser execute serve clean screenshots student dist wheels check-wheels pageweight
 
 all: book
 
@@ -35,9 +35,19 @@ $(STAMP): requirements.txt pyproject.toml
 	$(PY) -m pip install -q -r requirements.txt
 	touch $@
 
-book: $(STAMP)
-	$(BOOK_BUILD)
+## The book is rebuilt only when something it is built from changed since the last `make book`
+## (BOOK_STAMP): so `make dist` after `make book` reuses it (tests/test_workflow_make.py checks with
+## `make -n`). `make book FORCE=1` builds it anyway.
+BOOK_SOURCES := _config.yml _toc.yml references.bib $(wildcard book/* notebooks/*.ipynb _static/* \
+                _static/scripts/* data/* data/published/*) $(shell find lib tools -name '*.py' 2>/dev/null)
+BOOK_STAMP   ?= _build/.book-built
+
+book: $(BOOK_STAMP)
 	@echo "The book is at $(CURDIR)/$(HTML)/index.html"
+
+$(BOOK_STAMP): $(STAMP) $(BOOK_SOURCES) $(if $(FORCE),FORCE)
+	$(BOOK_BUILD)
+	@mkdir -p $(dir $@) && touch $@
 
 ## The book as one PDF, _build/pdf/twice-the-devices.pdf: Jupyter Book's single-page build
 ## (after `make book` it reuses the executed notebooks), printed by the system Chromium.
@@ -81,6 +91,8 @@ execute: $(STAMP)
 serve: $(STAMP)
 	$(PY) -m http.server --bind 127.0.0.1 --directory $(HTML) $(PORT)
 
+FORCE:
+
 clean:
 	rm -rf _build .pytest_cache .hypothesis .jupyter_cache $(STORED_CONFIG)
 
@@ -102,12 +114,31 @@ student: $(STAMP)
 	$(PY) -m tools.student --full notebooks _build/full
 
 ## Two zips: twice-the-devices-workshop.zip (participants: no solutions, no
-## answer sheet) and twice-the-devices-teacher.zip (everything, the PDF included).
-dist: $(STAMP) book student pdf
+## answer sheet, no teacher's guide) and twice-the-devices-teacher.zip (everything, the PDF
+## included). It reuses the book of `make book` (BOOK_STAMP; not the stored-outputs build of `make
+## test`), and prints the PDF from it only if the book is newer than the PDF; without Chromium the
+## PDF is skipped with a message (in CI it is an error).
+PDF_FILE ?= _build/pdf/twice-the-devices.pdf
+
+$(PDF_FILE): $(BOOK_STAMP)
+	$(PY) -m tools.pdf --skip-without-chromium
+
+dist: $(BOOK_STAMP) student $(PDF_FILE)
 	$(PY) -m tools.dist _build/dist
 
-## Every package the participant commands install, for a room without a
-## network, prepared outside the bundle: copy _build/wheels into the unzipped
-## bundle as wheels/. TORCH=1 adds CPU torch (Linux) for chapter 10's live run.
-wheels: $(STAMP)
-	$(PY) -m tools.dist --wheels _build/wheels $(if $(TORCH),--torch)
+## Every package the participant commands install, for every laptop of an offline room (Linux
+## x86-64, macOS arm64 and x86-64, Windows x86-64; Python 3.11, 3.12, 3.13), into _build/wheels,
+## outside the bundle; copy its files into the unzipped bundle's wheels/. TORCH=1 adds CPU torch.
+## It needs only Python with pip and packaging (a participant's environment will do), not the
+## book's toolchain; without make: python -m tools.wheels _build/wheels [--torch].
+WHEEL_PY := $(if $(wildcard $(PY)),$(PY),python3)
+
+wheels:
+	$(WHEEL_PY) -m tools.wheels _build/wheels $(if $(TORCH),--torch)
+
+## The participant pins (and torch's, where the registry serves its CPU wheels) resolve for every
+## platform and Python, with everything they need pinned. Needs the package registry, so it is
+## not part of `make test`; .ci/run runs it.
+check-wheels:
+	$(WHEEL_PY) -m tools.wheel_check
+	$(WHEEL_PY) -m tools.wheel_check --torch

@@ -385,11 +385,24 @@
       if (event.target !== link.openEl) { update(); }
     });
     form.addEventListener("submit", function (event) { event.preventDefault(); });
+    /* Projector layout: inputs beside results, hints hidden (calculator.css); "#projector" opens it. */
+    var calc = document.getElementById("calc");
+    var projector = document.getElementById("calc-projector");
+    function project(on) {
+      calc.classList.toggle("calc-projector", on);
+      projector.setAttribute("aria-pressed", on ? "true" : "false");
+      var address = window.location.pathname + window.location.search + (on ? "#projector" : "");
+      window.history.replaceState(null, "", address);
+      if (on) { window.requestAnimationFrame(function () { calc.scrollIntoView(); }); }
+      drawChart(svg, caption, lastResult);
+    }
+    projector.addEventListener("click", function () { project(!calc.classList.contains("calc-projector")); });
     document.getElementById("calc-reset").addEventListener("click", function () {
       FIELDS.forEach(function (f) { form.elements[f.name].value = f.base; });
       update();
     });
     update();
+    if (window.location.hash === "#projector") { project(true); }
   }
 
   // For curious readers: the formulas, to call from the browser's console (no test reads this).

@@ -2,8 +2,9 @@
 
 For every chapter: the student version holds no solution (no marker, none of
 the solution cells' code), keeps every exercise, has no outputs, shows no
-MyST markup that JupyterLab would print raw, and runs from top to bottom
-without error. The participant bundle holds no solution either. The stripping itself is checked on small
+MyST markup that JupyterLab would print raw nor any ``glue()`` call, and runs
+from top to bottom without error, with torch blocked (chapter 10's live cell
+then says in one line what it needs). The participant bundle holds no solution either. The stripping itself is checked on small
 synthetic notebooks, so these tests fail if it leaks a solution or drops an
 exercise. The solution cells are found here by a deliberately simpler rule
 than ``tools.student`` uses (whole cells between the marker cells), so the
@@ -24,6 +25,7 @@ from nbclient import NotebookClient
 import tools.dist
 import tools.participant_html
 import tools.student
+from lib.measure.launch import NEEDS_TORCH
 from tools.book_index import book_index, chapter_notebooks, exercise_statements
 from tools.execute import KERNELSPEC
 from tools.glue import format_glue, glue_values
@@ -117,7 +119,7 @@ def test_synthetic_solutions_are_removed_and_exercises_kept():
 def test_synthetic_student_has_no_outputs_and_a_note():
     student = make_student(_synthetic())
     assert student.cells[0].source == tools.student.NOTE
-    assert "solutions are in the book" in student.cells[0].source
+    assert "participant copy of the book leaves the solutions" in student.cells[0].source
     assert student.metadata.kernelspec == KERNELSPEC
     assert student.metadata.language_info == tools.student.STUDENT_LANGUAGE
     for cell in student.cells:
@@ -255,11 +257,34 @@ def test_glue_formatting_is_myst_nbs(text, spec):
     assert format_glue({"text/plain": text}, spec) == format_plain_text(text, spec)
 
 
-def test_student_notebook_runs(pair, tmp_path):
-    """Run from the chapters' own folder, as in the bundle (student/ beside notebooks/)."""
+#: Started in each student notebook's kernel: ``import torch`` fails as where it is not installed
+#: (``importlib.util.find_spec("torch")`` is None too), although this environment has it.
+WITHOUT_TORCH = "--InteractiveShellApp.exec_lines=import sys; sys.modules['torch'] = None"
+
+
+def test_student_notebook_runs_without_torch(pair):
+    """Run from the chapters' own folder, as in the bundle (student/ beside notebooks/), with torch blocked.
+
+    Participants install torch only for chapter 10's live run; every chapter
+    must run top to bottom without it, and the live run must say in one line
+    what it needs.
+    """
     path, _, student = pair
-    NotebookClient(copy.deepcopy(student), timeout=600, kernel_name="python3",
+    executed = copy.deepcopy(student)
+    NotebookClient(executed, timeout=600, kernel_name="python3", extra_arguments=[WITHOUT_TORCH],
                    resources={"metadata": {"path": str(path.parent)}}).execute()
+    live = [cell for cell in executed.cells if cell.cell_type == "code" and "live_run_problem(" in cell.source]
+    if path.name.startswith("10_"):
+        assert len(live) == 1, "chapter 10 has one live-run cell"
+        texts = [output.get("text", "") for output in live[0].outputs]
+        assert texts == [NEEDS_TORCH + "\n"], texts
+
+
+def test_student_code_shows_no_glue_call(pair):
+    """The book's glue() plumbing is out of the student's code (tools.unglue)."""
+    path, _, student = pair
+    calls = [cell.id for cell in student.cells if cell.cell_type == "code" and "glue(" in cell.source]
+    assert not calls, f"{path.name}: glue() left in cells {calls}"
 
 
 SOLUTION_HTML = """<html><body><nav><ul>
@@ -270,6 +295,8 @@ SOLUTION_HTML = """<html><body><nav><ul>
 <div class="cell"><pre>SECRET_SOLUTION = 4</pre></div><img src="../_images/secret.png"></div>
 <img src="../_images/kept.png"><a class="right-next" href="answers.html">next</a>
 <p>Model answers are on the <a class="reference internal" href="answers.html#top">answer sheet</a>.</p>
+<div class="teacher-only"><p>TEACHER_NOTE in dropdowns</p></div>
+<div class="participant-only"><p>Your teacher goes through them.</p></div>
 <link href="answers.html" rel="next" title="Answer sheet"/>
 </body></html>"""
 
@@ -281,15 +308,16 @@ def _fake_site(tmp_path: Path) -> Path:
     (html / "_images").mkdir()
     (html / "_sources" / "notebooks").mkdir(parents=True)
     (html / "index.html").write_text("<html><a href='book/answers.html'>answers</a></html>")
-    (html / "book" / "workshop.html").write_text(SOLUTION_HTML)
+    (html / "book" / "chapter.html").write_text(SOLUTION_HTML)
+    (html / "book" / "workshop.html").write_text("<html><p>Stumbling points</p></html>")
     (html / "book" / "answers.html").write_text("<html><pre>SECRET_SOLUTION = 4</pre></html>")
     (html / "_images" / "secret.png").write_bytes(b"png")
     (html / "_images" / "kept.png").write_bytes(b"png")
     (html / "_sources" / "notebooks" / "02_time_budget.ipynb").write_text('{"SECRET_SOLUTION": 4}')
     (html / "searchindex.js").write_text(
-        'Search.setIndex({"docnames":["book/answers","book/workshop"],"filenames":["book/answers.md",'
-        '"book/workshop.md"],"terms":{"secret":0,"doubl":[0,1]},"titleterms":{"answer":0},'
-        '"alltitles":{"Answer sheet":[[0,null]]}})')
+        'Search.setIndex({"docnames":["book/answers","book/chapter","book/workshop"],"filenames":['
+        '"book/answers.md","book/chapter.md","book/workshop.md"],"terms":{"secret":0,"doubl":[0,1],'
+        '"secret_solut":1,"stumbl":2},"titleterms":{"answer":0},"alltitles":{"Answer sheet":[[0,null]]}})')
     return html
 
 
@@ -301,15 +329,19 @@ def test_participant_html_has_no_answers(tmp_path):
     (student / "02_time_budget.ipynb").write_text('{"student": true}')
     files = tools.participant_html.participant_html(_fake_site(tmp_path), student)
     assert "book/answers.html" not in files and "_images/secret.png" not in files
+    assert "book/workshop.html" not in files, "the teacher's guide stays with the teacher"
     assert "_images/kept.png" in files
-    page = files["book/workshop.html"].decode()
+    page = files["book/chapter.html"].decode()
     assert "SECRET_SOLUTION" not in page and "Double x." in page
+    assert "TEACHER_NOTE" not in page and '<div><p>Your teacher goes through them.' in page
     assert "answers.html" not in page and "2. The time budget" in page
     assert "Model answers are on the answer sheet." in BeautifulSoup(page, "html.parser").get_text()
     assert "answers.html" not in files["index.html"].decode()
     assert files["_sources/notebooks/02_time_budget.ipynb"] == student / "02_time_budget.ipynb"
     search = files["searchindex.js"].decode()
     assert '"secret"' not in search and '"doubl":[1]' in search and "Answer sheet" not in search
+    assert '"secret_solut"' not in search, "a word only the cut solution held is still searchable"
+    assert '"stumbl"' not in search, "the teacher's guide is still searchable"
 
 
 def _readme_commands(readme: str) -> list[str]:

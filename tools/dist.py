@@ -1,10 +1,10 @@
 """Pack the book for a workshop without a network: a participant zip and a teacher zip.
 
-Usage (``make dist``, which first runs ``make book student``)::
+Usage (``make dist``, after ``make book student pdf``)::
 
     python -m tools.dist _build/dist              # both bundles
-    python -m tools.dist --wheels _build/wheels   # the packages, for an offline room
-    python -m tools.dist --wheels _build/wheels --torch   # ... with CPU torch (Linux)
+
+The packages for an offline room are prepared apart, by :mod:`tools.wheels`.
 
 ``_build/dist/twice-the-devices-workshop.zip`` is what participants get. Its
 one folder ``twice-the-devices-workshop/`` holds
@@ -15,7 +15,9 @@ one folder ``twice-the-devices-workshop/`` holds
   serves the student notebook (:mod:`tools.participant_html`);
 * ``student/``: the student notebooks (``make student``);
 * ``lib/``, ``pyproject.toml``, ``data/``: the library's source and the data
-  the chapters read;
+  the chapters read; ``share/``: JupyterLab's settings for the room (no news
+  toast, no update check), which installing the project puts into the
+  environment;
 * ``requirements-participant.txt`` and ``requirements-participant-torch.txt``;
 * ``README-offline.txt``: how to open the book and install offline.
 
@@ -26,13 +28,13 @@ solutions and ``book/answers.html``), the PDF (:data:`tools.pdf.PDF`, when
 (``notebooks/``, from ``python -m tools.student --full``), the student
 notebooks, ``lib/``, ``data/``, all requirements files and the same README.
 
-Neither zip holds packages. ``--wheels`` prepares them *outside* the bundle
-(:func:`tools.wheels.prepare_wheels`): exactly the wheels of
-``requirements-participant.txt`` for this machine's system and Python, plus a
-wheel of the project itself, so that ``pip install --no-index`` needs nothing
-else. The teacher copies that folder into the unzipped bundle as ``wheels/``;
-participants then run :data:`PARTICIPANT_COMMANDS` (the guide shows the same
-lines, and ``tests/test_offline_install.py`` runs them).
+Neither zip holds packages. :mod:`tools.wheels` prepares them *outside* the
+bundle: the wheels of ``requirements-participant.txt`` for every supported
+system and Python, plus a wheel of the project itself, so that ``pip install
+--no-index`` needs nothing else. The teacher copies those files into the
+unzipped bundle's ``wheels/``; participants then run
+:data:`PARTICIPANT_COMMANDS` (the guide shows the same lines, and
+``tests/test_offline_install.py`` runs them).
 
 The zips are reproducible: entries are sorted and carry one fixed timestamp.
 
@@ -50,7 +52,7 @@ from tools.browser import missing_book
 from tools.bundle_files import files_under
 from tools.participant_html import participant_html
 from tools.pdf import PDF
-from tools.wheels import TORCH_CPU_INDEX, folder_megabytes, prepare_wheels
+from tools.wheel_targets import TORCH_CPU_INDEX
 
 __all__ = [
     "NAME",
@@ -101,17 +103,23 @@ Open html/index.html. Nothing needs installing.
 
 Running the notebooks without a network
 ---------------------------------------
-Your teacher copies a folder `wheels/` into this folder (it holds every
-package, prepared on a machine with the same system and Python version as
-yours: see the book's workshop guide). Then, in this folder, with Python 3.11:
+Your teacher copies a folder `wheels/` into this folder: every package, for
+Linux x86-64, macOS (Apple silicon or Intel) and Windows x86-64, for Python
+3.11 (3.11.2 or newer), 3.12 and 3.13. Then, in this folder:
 
 {_COMMANDS}
 
-On Windows write `.venv\\Scripts\\pip` and `.venv\\Scripts\\jupyter`.
-JupyterLab opens in your browser; open a notebook in student/ and run it from
-the top. Chapter 10's live measurement also needs torch:
+On Windows write `py -3.12 -m venv .venv` (or your version), then
+`.venv\\Scripts\\pip` and `.venv\\Scripts\\jupyter`. JupyterLab opens in your
+browser; open a notebook in student/ and run it from the top. Chapter 10's
+live measurement also needs torch (not on Intel Macs; on Apple silicon it
+needs macOS 14):
 
-    .venv/bin/pip install --no-index --find-links wheels --no-compile -r requirements-participant-torch.txt
+    .venv/bin/pip install --no-index --find-links wheels --no-deps --no-compile -r requirements-participant-torch.txt
+
+"No matching distribution found for numpy==..." means that wheels/ has no
+files for your system or Python version: check `python3 --version` (3.11,
+3.12 or 3.13), and that wheels/ holds .whl files, not a second wheels/ folder.
 
 Running the notebooks with a network
 ------------------------------------
@@ -123,7 +131,7 @@ Running the notebooks with a network
 and for chapter 10's live run, on Linux (the CPU build; a plain install
 would fetch the CUDA build, several GB):
 
-    .venv/bin/pip install --no-compile -r requirements-participant-torch.txt --index-url {TORCH_CPU_INDEX}
+    .venv/bin/pip install --no-deps --no-compile -r requirements-participant-torch.txt --extra-index-url {TORCH_CPU_INDEX}
 """
 
 
@@ -136,6 +144,7 @@ def _wanted(root: Path, kind: str, html: Path | None = None, student: Path | Non
         "student": student or build / "student",
         "lib": root / "lib",
         "pyproject.toml": root / "pyproject.toml",
+        "share": root / "share",   # JupyterLab's settings for the room, installed with the project
         "requirements-participant.txt": root / "requirements-participant.txt",
         "requirements-participant-torch.txt": root / "requirements-participant-torch.txt",
         "README-offline.txt": None,
@@ -227,20 +236,11 @@ def build_zip(target: Path, root: Path = Path("."), kind: str = "participant", h
 
 
 def main(argv: list[str] | None = None) -> list[Path]:
-    """Command line: ``python -m tools.dist TARGET`` or ``python -m tools.dist --wheels TARGET [--torch]``."""
+    """Command line: ``python -m tools.dist TARGET``."""
     argv = sys.argv[1:] if argv is None else argv
-    flags = {arg for arg in argv if arg.startswith("--")}
-    args = [arg for arg in argv if not arg.startswith("--")]
-    if len(args) != 1 or flags - {"--wheels", "--torch"} or ("--torch" in flags and "--wheels" not in flags):
-        raise SystemExit("usage: python -m tools.dist TARGET_FOLDER\n"
-                         "       python -m tools.dist --wheels TARGET_FOLDER [--torch]")
-    target = Path(args[0])
-    if "--wheels" in flags:
-        prepare_wheels(target, torch="--torch" in flags)
-        count = len(list(target.glob("*.whl")))
-        print(f"wrote {count} wheels to {target} ({folder_megabytes(target):.0f} MB); copy the folder into the "
-              f"unzipped bundle as wheels/")
-        return [target]
+    if len(argv) != 1 or argv[0].startswith("-"):
+        raise SystemExit("usage: python -m tools.dist TARGET_FOLDER (the wheels: python -m tools.wheels FOLDER)")
+    target = Path(argv[0])
     problem = missing_book(Path("_build/html"), make="make book student")
     if problem:
         raise SystemExit(problem)

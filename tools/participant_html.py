@@ -1,30 +1,36 @@
 """The built book without answers, for the participant bundle (:mod:`tools.dist`).
 
-:func:`participant_html` cuts the solutions out of every page, leaves out
-:data:`ANSWER_PAGES` with every link to them and their entries in the search
-index, drops the images only a solution showed, and makes each chapter's
-download button serve the student notebook. Links and images are followed as
+:func:`participant_html` cuts the solutions and the teacher-only blocks out of
+every page, shows the participant-only ones, leaves out :data:`ANSWER_PAGES`
+(the answer sheet and the teacher's guide) with every link to them, drops the
+images only a solution showed, makes each chapter's download button serve the
+student notebook, and leaves in the search index only the terms each
+remaining page still shows (:func:`tools.search_index.restrict`). Links and images are followed as
 a browser would (:func:`tools.browser.resolve`: ``%``-escapes undone, a
 folder meaning its ``index.html``).
 
 >>> ANSWER_PAGES
-('book/answers.html',)
+('book/answers.html', 'book/workshop.html')
 """
 
 from __future__ import annotations
 
-import json
 import posixpath
-import re
 from pathlib import Path
 
 from tools.browser import resolve
 from tools.bundle_files import files_under
+from tools.search_index import restrict, terms
 
-__all__ = ["ANSWER_PAGES", "participant_html"]
+__all__ = ["ANSWER_PAGES", "TEACHER_ONLY", "PARTICIPANT_ONLY", "participant_html"]
 
-#: Pages of the built book that hold answers: left out of the participant bundle.
-ANSWER_PAGES = ("book/answers.html",)
+#: Pages of the built book that hold answers: the answer sheet, and the teacher's guide (its questions,
+#: stumbling points and live-coding plan). Left out of the participant bundle.
+ANSWER_PAGES = ("book/answers.html", "book/workshop.html")
+
+#: Blocks only one copy shows: ``{div} teacher-only`` is cut from the participant copy; ``{div}
+#: participant-only`` is hidden in the book (``_static/workshop.css``) and shown in the participant copy.
+TEACHER_ONLY, PARTICIPANT_ONLY = "teacher-only", "participant-only"
 
 #: Classes of the previous/next buttons at the foot of a page.
 _PAGE_BUTTONS = {"prev", "next", "left-prev", "right-next"}
@@ -55,38 +61,23 @@ def _drop_links(soup, html: Path, page: str, removed: set[str]) -> None:
             link.unwrap()
 
 
-def _search_index(text: str, removed: set[str]) -> str:
-    """Sphinx's ``searchindex.js`` with removed pages unreachable from search."""
-    match = re.fullmatch(r"(?s)(\s*Search\.setIndex\()(.*)(\)\s*;?\s*)", text)
-    if not match:
-        return text
-    index = json.loads(match.group(2))
-    gone = {i for i, name in enumerate(index.get("filenames", [])) if
-            posixpath.splitext(name)[0] + ".html" in removed}
-    gone |= {i for i, name in enumerate(index.get("docnames", [])) if name + ".html" in removed}
-    for key in ("terms", "titleterms"):
-        for word, docs in list(index.get(key, {}).items()):
-            kept = [d for d in (docs if isinstance(docs, list) else [docs]) if d not in gone]
-            if kept:
-                index[key][word] = kept if isinstance(docs, list) else kept[0]
-            else:
-                del index[key][word]
-    for title, places in list(index.get("alltitles", {}).items()):
-        kept = [p for p in places if p[0] not in gone]
-        if kept:
-            index["alltitles"][title] = kept
-        else:
-            del index["alltitles"][title]
-    return match.group(1) + json.dumps(index, separators=(",", ":")) + match.group(3)
+def _shown_text(soup) -> str:
+    """The text a reader of the page sees and can search: its article and its title, words kept apart."""
+    parts = [soup.title.get_text() if soup.title else ""]
+    for article in soup.find_all("article") or [soup]:
+        parts += [article.get_text(" "), article.get_text("")]
+    return "\n".join(parts)
 
 
 def participant_html(html: Path, student: Path | None = None) -> dict[str, bytes | Path]:
     """The built book without answers: relative path -> new bytes, or the file to copy.
 
-    Solution blocks (``div.solution``, the dropdowns of sphinx-exercise) are cut
-    from every page; :data:`ANSWER_PAGES` and their sources are left out and
-    links to them removed, also from search; images no remaining page shows
-    are dropped; ``_sources/notebooks/NN_slug.ipynb`` (what each chapter's
+    Solution blocks (``div.solution``, the dropdowns of sphinx-exercise) and
+    :data:`TEACHER_ONLY` blocks are cut from every page, and
+    :data:`PARTICIPANT_ONLY` blocks shown; :data:`ANSWER_PAGES` and their
+    sources are left out and links to them removed; the search index keeps a
+    term on a page only if the page still shows it; images no remaining page
+    shows are dropped; ``_sources/notebooks/NN_slug.ipynb`` (what each chapter's
     download button serves) becomes the student notebook of that name when
     ``student`` has one, and is left out otherwise (so is any other form of a
     chapter's source); the prose pages' sources stay.
@@ -106,19 +97,25 @@ def participant_html(html: Path, student: Path | None = None) -> dict[str, bytes
     removed_sources = tuple("_sources/" + posixpath.splitext(page)[0] for page in removed)
     out: dict[str, bytes | Path] = {}
     shown: set[str | None] = set()
+    searchable: dict[str, set[str]] = {}
     for path in files_under(html):
         name = path.relative_to(html).as_posix()
         if name in removed or name.startswith(removed_sources):
             continue
         if name.endswith(".html"):
             soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
-            for block in soup.select("div.solution"):
+            for block in soup.select(f"div.solution, .{TEACHER_ONLY}"):
                 block.decompose()
+            for block in soup.select(f".{PARTICIPANT_ONLY}"):
+                block["class"] = [c for c in block["class"] if c != PARTICIPANT_ONLY]
+                if not block["class"]:
+                    del block["class"]
             _drop_links(soup, html, name, removed)
             shown |= {_target(html, name, tag["src"]) for tag in soup.find_all(src=True)}
+            searchable[name] = terms(_shown_text(soup))
             out[name] = str(soup).encode("utf-8")
         elif name == "searchindex.js":
-            out[name] = _search_index(path.read_text(encoding="utf-8"), removed).encode("utf-8")
+            continue  # written below, once every page's text is known
         elif name.startswith("_sources/notebooks/") and name.endswith(".ipynb"):
             replacement = Path(student) / Path(name).name if student else None
             if replacement is not None and replacement.is_file():
@@ -129,4 +126,7 @@ def participant_html(html: Path, student: Path | None = None) -> dict[str, bytes
             out[name] = path
     for name in [n for n in out if n.startswith("_images/") and n not in shown]:
         del out[name]
+    if (html / "searchindex.js").is_file():
+        out["searchindex.js"] = restrict((html / "searchindex.js").read_text(encoding="utf-8"), removed,
+                                         searchable).encode("utf-8")
     return out

@@ -2,6 +2,9 @@
 
 * :func:`beside_python` finds a program installed with this Python (the
   virtual environment's ``bin/``) before the one on the PATH;
+* :func:`find_python` finds an interpreter of a given Python line (the
+  offline-install test runs the participants' install under each supported
+  one);
 * :func:`require` is the tests' rule for a missing prerequisite: skip, with
   the message, on a laptop; fail in CI (``$CI`` set), where ``.ci/run``
   installs everything.
@@ -12,12 +15,17 @@ True
 
 from __future__ import annotations
 
+import glob
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["beside_python", "require"]
+__all__ = ["PYTHONS_ENV", "beside_python", "find_python", "require"]
+
+#: Interpreters to try first, separated by the path separator (for a machine that keeps them elsewhere).
+PYTHONS_ENV = "WORKSHOP_PYTHONS"
 
 
 def beside_python(program: str) -> str | None:
@@ -28,6 +36,44 @@ def beside_python(program: str) -> str | None:
     """
     beside = Path(sys.executable).with_name(program)
     return str(beside) if beside.is_file() else shutil.which(program)
+
+
+def _version(python: str) -> tuple[int, ...] | None:
+    """The version of the interpreter ``python`` if it runs and can make a virtual environment, else None."""
+    try:
+        done = subprocess.run([python, "-c", "import ensurepip, platform, venv; print(platform.python_version())"],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode:
+        return None
+    return tuple(int(part) for part in done.stdout.strip().split(".") if part.isdigit())
+
+
+def find_python(minor: str) -> tuple[str, str] | None:
+    """The oldest interpreter of the Python line ``minor`` (``"3.12"``) found here, and its version.
+
+    It looks in :data:`PYTHONS_ENV`, for ``python3.12`` on the PATH and in
+    ``/usr/bin``, and among pyenv's versions (``$PYENV_ROOT``, by default
+    ``~/.pyenv``); an interpreter counts only if it runs and has ``venv`` and
+    ``ensurepip``. None if there is none.
+
+    >>> find_python("2.1") is None
+    True
+    """
+    pyenv = os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
+    candidates = [p for p in os.environ.get(PYTHONS_ENV, "").split(os.pathsep) if p]
+    candidates += [shutil.which(f"python{minor}") or "", f"/usr/bin/python{minor}"]
+    candidates += sorted(glob.glob(os.path.join(pyenv, "versions", f"{minor}.*", "bin", f"python{minor}")))
+    found = {}
+    for candidate in dict.fromkeys(c for c in candidates if c and Path(c).is_file()):
+        version = _version(candidate)
+        if version and ".".join(map(str, version[:2])) == minor:
+            found.setdefault(version, candidate)
+    if not found:
+        return None
+    oldest = min(found)
+    return found[oldest], ".".join(map(str, oldest))
 
 
 def require(problem: str | None, locally: str, in_ci: str) -> None:

@@ -17,6 +17,8 @@ Every chapter ``NN_slug.ipynb`` in the source folder becomes
 * an empty cell in the place of each removed solution, for the answer (a
   code cell where the solution ran code, a markdown cell where it was prose);
 * every exercise kept, under a heading "Exercise N.k";
+* the book's ``glue(...)`` calls taken out of the code (:mod:`tools.unglue`):
+  the prose shows the numbers they glue as plain text already;
 * the markdown in plain Markdown that JupyterLab shows as the book does
   (:mod:`tools.myst_plain`): glued numbers and figures pasted in from the
   chapter's stored outputs (or from a fresh run when some are missing),
@@ -69,6 +71,7 @@ from tools.execute import KERNELSPEC, execute
 from tools.glue import glue_values, glued_names
 from tools.myst_plain import to_plain
 from tools.solutions import strip_solutions
+from tools.unglue import unglue_notebook
 
 __all__ = [
     "NOTE",
@@ -87,9 +90,11 @@ NOTE = (
     "**Student version.** The exercises are all here; their solutions are not. "
     "Each exercise is followed by an empty cell for your answer. Run the cells "
     "from the top, in order: the numbers in the text are the ones the code "
-    "computes. Studying on your own? The worked solutions are in the book's "
-    "HTML version of this chapter, in the dropdown under each exercise. In a "
-    "workshop, your teacher goes through them."
+    "computes (the book's `glue()` calls, which carry them into its pages, are "
+    "left out here). Studying on your own? The published book, and a build from "
+    "the repository (`make book`), show each worked solution in a dropdown under "
+    "its exercise. A workshop's participant copy of the book leaves the solutions "
+    "out: there, your teacher goes through them."
 )
 
 FULL_NOTE = (
@@ -236,7 +241,7 @@ def make_student(notebook: nbformat.NotebookNode, index: BookIndex | None = None
     """
     index, glue = _index_and_glue(notebook, index, folder)
     names = {label: f"exercise {target.number}" for label, target in index.exercises.items()}
-    student = strip_solutions(notebook, names)
+    student = unglue_notebook(strip_solutions(notebook, names))
     plain_markdown(clear_outputs(student), index, glue)
     note = nbformat.v4.new_markdown_cell(NOTE)
     note.id = "student-note"

@@ -1,29 +1,46 @@
-"""The packages of the workshop, as wheels for an offline room: ``python -m tools.dist --wheels``.
+"""The packages of the workshop, as wheels for every laptop of an offline room: ``python -m tools.wheels FOLDER``.
 
-:func:`prepare_wheels` fills a folder, outside the bundle, with exactly the
-wheels of ``requirements-participant.txt`` for this machine's system and
-Python (:func:`download_wheels`) plus a wheel of the project itself
-(:func:`project_wheel`), so that ``pip install --no-index`` needs nothing
-else; with ``torch``, also CPU torch from :data:`TORCH_CPU_INDEX`.
+:func:`prepare_wheels` fills a folder, outside the bundle, with the wheels of
+``requirements-participant.txt`` for every target of
+:func:`tools.wheel_targets.targets` (Linux x86-64, macOS on Apple silicon and
+on Intel, Windows x86-64; Python 3.11, 3.12 and 3.13) by :func:`download_wheels`,
+plus a wheel of the project itself (:func:`project_wheel`), so that ``pip
+install --no-index --find-links wheels`` needs nothing else on any of them:
+pip on each laptop picks the files for its own system and Python. With
+``--torch`` it adds torch and its pinned dependencies
+(``requirements-participant-torch.txt``) where torch has CPU wheels
+(:data:`tools.wheel_targets.TORCH`; Linux's from PyTorch's CPU index).
 
->>> TORCH_CPU_INDEX
-'https://download.pytorch.org/whl/cpu'
+It needs only Python, pip and ``packaging`` (all in a participant's
+environment), not ``make`` and none of the book's tools, so it runs on Windows
+too, in a clone of the repository::
+
+    python -m tools.wheels _build/wheels                     # every platform and Python
+    python -m tools.wheels _build/wheels --torch             # ... and CPU torch
+    python -m tools.wheels _build/wheels --platform windows-x86_64 --python 3.12
+
+Running it again into the same folder downloads only what is missing.
+
+>>> [name for name in sorted(__all__)][:2]
+['download_wheels', 'folder_megabytes']
 """
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from tools.bundle_files import CACHE_FOLDERS
+from tools.wheel_targets import (
+    PLATFORMS, TORCH, Target, pins_for, pip_target_options, requirement_files, requirement_lines, targets,
+)
 
-__all__ = ["TORCH_CPU_INDEX", "download_wheels", "project_wheel", "prepare_wheels", "folder_megabytes"]
-
-#: PyTorch's index of CPU-only builds (Linux wheels there carry ``+cpu``).
-TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+__all__ = ["download_wheels", "project_wheel", "prepare_wheels", "folder_megabytes", "main"]
 
 
 def _pip(python: str, *args: str) -> None:
@@ -33,25 +50,40 @@ def _pip(python: str, *args: str) -> None:
     subprocess.run(command, check=True)
 
 
-def download_wheels(target: Path, root: Path = Path("."), python: str = sys.executable) -> Path:
-    """``pip download --no-deps`` every package of ``requirements-participant.txt`` into ``target``."""
-    target = Path(target)
+def download_wheels(target: Path, root: Path = Path("."), chosen: list[Target] | None = None,
+                    torch: bool = False, python: str = sys.executable) -> Path:
+    """``pip download --no-deps`` the pins of ``requirements-participant.txt`` for each of ``chosen``.
+
+    ``chosen`` defaults to every target. With ``torch``, also the pins of
+    ``requirements-participant-torch.txt`` for the chosen targets where torch
+    has CPU wheels. Markers are evaluated for each target, not for this
+    machine (:func:`tools.wheel_targets.pins_for`).
+    """
+    target, root = Path(target), Path(root)
     target.mkdir(parents=True, exist_ok=True)
-    _pip(python, "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check",
-         "-r", str(Path(root) / "requirements-participant.txt"), "-d", str(target))
+    for laptop in chosen or targets():
+        for name, for_torch in requirement_files(torch):
+            if for_torch and laptop.platform not in TORCH:
+                print(f"# {laptop}: torch has no CPU wheel here; chapter 10 reads the committed run", flush=True)
+                continue
+            pins = pins_for(requirement_lines(root / name), laptop)
+            _pip(python, "download", "--no-deps", "--disable-pip-version-check", "--quiet",
+                 *pip_target_options(laptop, for_torch), "-d", str(target), *pins)
     return target
 
 
 def project_wheel(target: Path, root: Path = Path("."), python: str = sys.executable) -> Path:
     """Build the wheel of the project (``lib``) into ``target`` from a clean copy; return its path.
 
-    Built from a temporary copy of ``lib/`` and ``pyproject.toml``, so that
-    no ``build/`` or ``*.egg-info`` folder lands in the repository.
+    Built from a temporary copy of ``lib/``, ``share/`` (JupyterLab's
+    settings for the room) and ``pyproject.toml``, so that no ``build/`` or
+    ``*.egg-info`` folder lands in the repository.
     """
     root, target = Path(root), Path(target)
     target.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(root / "lib", Path(tmp) / "lib", ignore=shutil.ignore_patterns(*CACHE_FOLDERS, "*.pyc"))
+        shutil.copytree(root / "share", Path(tmp) / "share")
         shutil.copy2(root / "pyproject.toml", Path(tmp) / "pyproject.toml")
         before = set(target.glob("*.whl"))
         _pip(python, "wheel", "--no-deps", "--disable-pip-version-check", "-q", tmp, "-w", str(target))
@@ -60,29 +92,41 @@ def project_wheel(target: Path, root: Path = Path("."), python: str = sys.execut
     return built[-1]
 
 
-def prepare_wheels(target: Path, root: Path = Path("."), torch: bool = False,
-                   python: str = sys.executable) -> Path:
-    """Everything :data:`tools.dist.PARTICIPANT_COMMANDS` installs, as wheels in ``target``.
-
-    With ``torch``, also torch and its dependencies from :data:`TORCH_CPU_INDEX`
-    (the CPU build on Linux).
-    """
-    download_wheels(target, root, python)
+def prepare_wheels(target: Path, root: Path = Path("."), chosen: list[Target] | None = None,
+                   torch: bool = False, python: str = sys.executable) -> Path:
+    """Everything :data:`tools.dist.PARTICIPANT_COMMANDS` installs, for each of ``chosen``, as wheels in ``target``."""
+    download_wheels(target, root, chosen, torch, python)
     project_wheel(target, root, python)
-    if torch:
-        _pip(python, "download", "--disable-pip-version-check", "-r",
-             str(Path(root) / "requirements-participant-torch.txt"),
-             "--index-url", TORCH_CPU_INDEX, "-d", str(target))
     return Path(target)
 
 
 def folder_megabytes(folder: Path) -> float:
     """The size of every file under ``folder`` together, in MB (10**6 bytes).
 
-    >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     _ = (Path(tmp) / "a.whl").write_bytes(b"x" * 1_500_000)
     ...     folder_megabytes(Path(tmp))
     1.5
     """
     return sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file()) / 1e6
+
+
+def main(argv: list[str] | None = None) -> Path:
+    """Command line: ``python -m tools.wheels FOLDER [--torch] [--platform P ...] [--python V ...]``."""
+    parser = argparse.ArgumentParser(prog="python -m tools.wheels", description=__doc__.split("\n")[0])
+    parser.add_argument("folder", type=Path, help="where the wheels go (outside the bundle), e.g. _build/wheels")
+    parser.add_argument("--torch", action="store_true", help="also CPU torch, for chapter 10's live run")
+    parser.add_argument("--platform", action="append", choices=sorted(PLATFORMS), help="default: all")
+    parser.add_argument("--python", action="append", help="e.g. 3.12 (default: 3.11, 3.12, 3.13)")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    prepare_wheels(args.folder, Path("."), targets(args.platform, args.python), args.torch)
+    count = len(list(args.folder.glob("*.whl")))
+    print(f"wrote {count} wheels to {args.folder} ({folder_megabytes(args.folder):.0f} MB) in "
+          f"{time.perf_counter() - start:.0f} s. Copy the files, not the folder, into the unzipped bundle's "
+          f"wheels/ (book/workshop.md).")
+    return args.folder
+
+
+if __name__ == "__main__":
+    main()

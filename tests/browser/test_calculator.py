@@ -299,3 +299,41 @@ def test_file_copy_shares_a_relative_link_that_opens_anywhere(browser, site_dir)
         assert all(url.startswith(("file:", "data:", "about:", "blob:")) for url in requests), requests
     finally:
         context.close()
+
+
+#: A 1280 x 720 projector at 150 % zoom: the page lays out in 853 x 480 CSS pixels, drawn at 1.5.
+PROJECTOR = {"viewport": {"width": 853, "height": 480}, "device_scale_factor": 1.5}
+
+#: Every input and every result of the calculator, where they are on the screen.
+ON_SCREEN_JS = """() => [...document.querySelectorAll('#calc-form input[name]:not(#calc-open), #calc [data-output]')]
+    .map(e => { const r = e.getBoundingClientRect();
+                return {name: e.name || e.dataset.output, top: r.top, bottom: r.bottom, shown: r.height > 0}; })"""
+
+
+def _off_screen(page) -> list[str]:
+    height = page.evaluate("window.innerHeight")
+    return [f"{box['name']} ({box['top']:.0f}-{box['bottom']:.0f} px of {height})"
+            for box in page.evaluate(ON_SCREEN_JS) if not (box["shown"] and 0 <= box["top"] and box["bottom"] <= height)]
+
+
+def test_projector_layout_fits_inputs_and_results_on_one_screen(browser, base_url):
+    """The room's layout (button or #projector) puts all eight inputs and nine results on one screen."""
+    with offline_context(browser, **PROJECTOR) as context:
+        page = context.new_page()
+        page.goto(base_url + PAGE + query({**BASE, "devices": "4"}))
+        page.wait_for_function("document.querySelector('[data-output=split_time]').textContent.includes('ms')")
+        assert _off_screen(page), "the usual layout already fits: this test would prove nothing"
+        page.click("#calc-projector")
+        page.wait_for_timeout(300)
+        assert page.get_attribute("#calc-projector", "aria-pressed") == "true"
+        assert page.evaluate("window.location.hash") == "#projector"
+        assert not _off_screen(page), _off_screen(page)
+        page.fill('input[name="divisible_ms"]', "1")  # still live in the room's layout
+        assert "takes longer" in page.locator("#calc-verdict").inner_text()
+        assert read_inputs(page) == {**BASE, "devices": "4", "divisible_ms": "1"}
+
+        again = context.new_page()  # the room's address opens the layout directly
+        again.goto(base_url + PAGE + "#projector")
+        again.wait_for_function("document.getElementById('calc').classList.contains('calc-projector')")
+        again.wait_for_timeout(300)
+        assert not _off_screen(again), _off_screen(again)
