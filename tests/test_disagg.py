@@ -85,3 +85,21 @@ def test_no_split_of_the_same_shapes_carries_more(long_prompts):
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_the_command_line_plans_pools_speculation_and_experts(capsys):
+    from lib.serving.__main__ import main
+
+    main(["--model", "llama-3-8b", "--devices", "4", "--ttft-ms", "1000", "--tpot-ms", "20", "--prompt", "4096",
+          "--output", "128", "--disaggregate"])
+    out = capsys.readouterr().out
+    plan = disaggregate(LLAMA8, "h100-sxm", 4, 4096, 128, ttft_limit=1.0, tpot_limit=0.02)
+    assert f"disaggregated: {plan.name}: {plan.rate:.2f} requests/s" in out and "colocated:" in out
+    with pytest.raises(SystemExit, match="tpot-ms"):
+        main(["--model", "llama-3-8b", "--devices", "4", "--ttft-ms", "1000", "--disaggregate"])
+    main(["--model", "llama-3-70b", "--devices", "4", "--batch", "4", "--speculate", "0.7", "3"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if " yes " in line]
+    assert rows and all(" spec x" in line for line in rows)
+    main(["--model", "mixtral-8x7b", "--devices", "2", "--batch", "8"])
+    out = capsys.readouterr().out
+    assert "adp2-ep2-pp1-dp1" in out and "ep2-pp1-dp1" in out
