@@ -235,6 +235,26 @@ def test_every_feasible_row_fits_the_peaks_of_its_devices(key, device, devices, 
         assert row.memory_per_device <= row.usable_per_device <= dev.memory_bytes
 
 
+@pytest.mark.parametrize("key,device,devices,weight_format", [
+    ("mixtral-8x7b", "h100-sxm", 2, "bf16"), ("mixtral-8x7b", "h100-sxm", 8, "fp8"),
+    ("mixtral-8x7b", "a100-80gb", 4, "bf16"), ("qwen3-235b-a22b", "h100-sxm", 8, "fp8"),
+])
+@pytest.mark.parametrize("batch", [8, 512])
+def test_expert_and_attention_data_parallel_rows_fit_the_peaks(key, device, devices, weight_format, batch):
+    config = PRESETS[key]
+    rows = serving.plan(config, device, devices, batch, 1024, 256, weight_format=weight_format,
+                        expert_parallel="all")
+    dev = DEVICES[device]
+    peak = max(formats.compute_peak(dev, weight_format), dev.peak_flops)
+    assert any(row.attention_dp for row in rows) and (batch > 8 or any(row.fits for row in rows))
+    for row in rows:
+        if row.fits:
+            flops, bytes_ = _implied_rates(config, row, 1024, 256, 0.0, weight_format)
+            assert flops <= peak * (1 + 1e-9), (row.name, flops / peak)
+            assert bytes_ <= dev.memory_bandwidth * (1 + 1e-9), (row.name, bytes_ / dev.memory_bandwidth)
+            assert row.memory_per_device <= row.usable_per_device <= dev.memory_bytes
+
+
 # --- formats -----------------------------------------------------------------------------------------
 
 def test_fp8_doubles_the_compute_peak_on_hopper_and_moves_the_ridge():
