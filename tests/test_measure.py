@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import socket
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -604,6 +605,30 @@ def test_load_between_by_hand_and_without_psutil():
     assert load["cpu_percent"] == 37.5 and load["loadavg_end"] == [2.0, 1.0, 1.0]
     blind = load_between({"wall_s": 0.0, "machine_busy_s": None}, {"wall_s": 2.0, "machine_busy_s": None}, 1.0, 2)
     assert blind["other_busy_cores"] is None and blind["ranks_busy_cores"] == 0.5
+
+
+def test_steal_and_clock_are_recorded_between_snapshots():
+    from lib.measure.load import combine_loads, load_between, snapshot
+
+    first = {"wall_s": 0.0, "machine_busy_s": 10.0, "steal_s": 1.0, "cpu_mhz": 2600.0}
+    last = {"wall_s": 4.0, "machine_busy_s": 14.0, "steal_s": 3.0, "cpu_mhz": 2400.0}
+    load = load_between(first, last, ranks_cpu_s=2.0, cores=2)   # 2 s stolen over 4 s: half a core
+    assert load["steal_cores"] == 0.5 and load["cpu_mhz_end"] == 2400.0
+    assert load_between({"wall_s": 0.0}, {"wall_s": 1.0}, 0.0, 2)["steal_cores"] is None
+    quiet = dict(load, wall_s=4.0, steal_cores=0.0)
+    assert combine_loads([load, quiet])["steal_cores"] == 0.25
+    now = snapshot()
+    assert now["steal_s"] is None or now["steal_s"] >= 0
+    assert now["cpu_mhz"] is None or now["cpu_mhz"] > 0
+
+
+def test_the_machine_description_records_the_cpu_topology():
+    from lib.measure.protocol import TOPOLOGY_FIELDS, machine_description
+
+    description = machine_description("gloo", 2, 1)
+    assert set(description["topology"]) <= set(TOPOLOGY_FIELDS)
+    if shutil.which("lscpu"):
+        assert {"Socket(s)", "Core(s) per socket", "Thread(s) per core"} <= set(description["topology"])
 
 
 # --- launcher: bad input --------------------------------------------------------

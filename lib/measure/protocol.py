@@ -37,8 +37,10 @@ True
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -116,12 +118,45 @@ PLANS = {
 }
 
 
+#: ``lscpu`` fields kept in a run's ``topology``: how the cores a run uses are laid out and shared.
+TOPOLOGY_FIELDS = ("Model name", "Socket(s)", "Core(s) per socket", "Thread(s) per core", "NUMA node(s)",
+                   "L1d cache", "L2 cache", "L3 cache", "CPU max MHz", "Hypervisor vendor", "Virtualization type")
+
+
+def cpu_topology() -> dict[str, str]:
+    """The CPU's layout as ``lscpu`` prints it (the :data:`TOPOLOGY_FIELDS` it reports; ``{}`` without lscpu).
+
+    Two ranks on two hyperthreads of one core share its caches and execution
+    units; on a virtual machine the hypervisor's vendor says whose cores they
+    are. Runs on different layouts are different experiments.
+
+    >>> set(cpu_topology()) <= set(TOPOLOGY_FIELDS)
+    True
+    """
+    try:
+        out = subprocess.run(["lscpu", "-J"], capture_output=True, text=True, timeout=10, check=True).stdout
+        entries = json.loads(out)["lscpu"]
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError):
+        return {}
+    found: dict[str, str] = {}
+
+    def walk(items: list) -> None:
+        for item in items:
+            name = str(item.get("field", "")).rstrip(":")
+            if name in TOPOLOGY_FIELDS and name not in found and item.get("data") is not None:
+                found[name] = str(item["data"])
+            walk(item.get("children", []))
+
+    walk(entries)
+    return found
+
+
 def machine_description(backend: str, devices: int, threads: int) -> dict[str, Any]:
-    """CPU, GPUs, versions, backend and current load: what a reader needs to compare runs.
+    """CPU, its topology and clock, GPUs, versions, backend and current load: what a reader needs to compare runs.
 
     >>> description = machine_description("gloo", 2, 1)
     >>> sorted(description)[:4]
-    ['backend', 'cores', 'cpu', 'cuda_devices']
+    ['backend', 'cores', 'cpu', 'cpu_mhz']
     """
     import torch
 
@@ -137,6 +172,8 @@ def machine_description(backend: str, devices: int, threads: int) -> dict[str, A
     return {
         "cpu": cpu,
         "cores": os.cpu_count(),
+        "topology": cpu_topology(),
+        "cpu_mhz": snapshot()["cpu_mhz"],
         "cuda_devices": gpus,
         "backend": backend,
         "devices": int(devices),
