@@ -120,10 +120,11 @@ def bubble_ratio(stages: Any, microbatches: Any, chunks: Any = 1) -> float | np.
 def split_batch(batch: int, stages: int, per_sequence: bool = False) -> tuple[int, int]:
     """How a decode engine cuts ``B`` running sequences into microbatches: ``(m, b)``.
 
-    With batches inside microbatches (the default, as Orca's scheduler and
-    :func:`lib.serving.decode_step` do) there are ``m = min(S, B)``
-    microbatches of ``b = ceil(B / m)`` sequences; the busiest slice sets
-    the pace, so every slice is taken to be that size. With
+    With batches inside microbatches (the default, as Orca's scheduler does)
+    there are ``m = min(S, B)`` microbatches of ``b = ceil(B / m)``
+    sequences; the busiest slice sets the pace, so every slice is taken to
+    be that size. (:func:`lib.serving.decode_step` prices the average slice
+    ``B / m`` instead: its batches are steady-state averages, not counts.) With
     ``per_sequence=True`` every sequence is a microbatch of its own:
     ``(B, 1)``.
 

@@ -167,11 +167,12 @@ def test_batches_inside_microbatches_buy_throughput_one_per_microbatch_does_not(
 @pytest.mark.parametrize("model,pp,batch", [("llama-3-70b", 4, 1), ("llama-3-70b", 4, 3), ("llama-3-70b", 4, 64),
                                             ("llama-3-70b", 8, 20), ("llama-3-8b", 2, 7)])
 def test_loop_time_is_decode_steps_time_per_output_token(model, pp, batch):
-    # lib.serving.decode_step's tpot is this module's loop with the serving stage times and hops.
+    # lib.serving.decode_step's tpot is this module's loop with the serving stage times and hops, the
+    # stages priced for the average slice B / m (a steady-state batch is an average, not a count).
     from lib import serving, transformer
     config, cluster, layout = transformer.PRESETS[model], serving.Cluster("h100-sxm"), serving.Layout(pp=pp)
-    m, b = pipeline.split_batch(batch, pp)
-    times = [float(serving.stage_work(config, cluster, layout, i, b, 1024).time) for i in range(pp)]
+    m, _ = pipeline.split_batch(batch, pp)
+    times = [float(serving.stage_work(config, cluster, layout, i, batch / m, 1024).time) for i in range(pp)]
     step = serving.decode_step(config, cluster, layout, batch=batch, context=1024)
     hop = float(step.hop_time) / (pp - 1)
     assert math.isclose(pipeline.loop_time(times, m, hop, return_hop=0.0), float(step.tpot), rel_tol=1e-12)

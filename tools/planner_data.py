@@ -54,8 +54,7 @@ LINK_FIELDS = ("name", "bandwidth", "kind", "nccl_share", "in_network_efficiency
 #: TFLOPS and ms).
 UNITS = ("GB", "GiB", "TB", "TFLOPS", "ms")
 #: Keyword arguments of ``lib.serving.plan`` whose defaults the page starts from.
-PLAN_DEFAULTS = ("devices_per_node", "inter_link", "nics_per_node", "bytes_per_element", "kv_bytes_per_element",
-                 "memory_efficiency", "compute_efficiency", "reserve", "step_tokens", "expert_parallel")
+PLAN_DEFAULTS = ("devices_per_node", "inter_link", "nics_per_node", "expert_parallel")
 
 
 def _pick(record: Any, fields: tuple[str, ...]) -> dict:
