@@ -13,6 +13,8 @@ from lib.validation.schemas import (ALGORITHM_DATASETS, ALLREDUCE_DATASETS, BATC
                                     COLLECTIVE_DATASETS, DATASETS, DECODE_COLUMNS, DECODE_DATASETS, DEVICE_COLUMNS,
                                     LOAD_DATASETS, NOT_RECHECKABLE, QUANTITY_UNITS, SERVING_COLUMNS, TTFT_DATASETS,
                                     schema)
+from lib.validation.schemas import (DISAGG_DATASETS, EXPERT_DATASETS, PD_WORDS, PER_WORDS, PHASE_WORDS,
+                                    SPECULATIVE_DATASETS, SPLIT_COLUMNS, SPLIT_DATASETS)
 
 PINNED = re.compile(r"^https://github\.com/[^/]+/[^/]+/blob/[0-9a-f]{40}/\S+$")
 PULL = re.compile(r"^https://github\.com/[^/]+/[^/]+/pull/\d+$")
@@ -24,7 +26,13 @@ OPTIONAL = {COLLECTIVE_COLUMNS: ("note", "source_line", "value", "size_printed",
             SERVING_COLUMNS: ("note", "source_line", "value", "batch", "input_tokens", "output_tokens",
                               "concurrency", "request_rate", "num_prompts", "total_input_tokens",
                               "total_output_tokens"),
-            DEVICE_COLUMNS: ("note",)}
+            DEVICE_COLUMNS: ("note",),
+            SPLIT_COLUMNS: ("note", "gpus", "nodes", "tp", "ep", "dp", "prefill_gpus", "decode_gpus", "prefill_layout",
+                            "decode_layout", "batch", "batch_scope", "batch_tokens", "concurrency", "request_rate",
+                            "num_prompts", "input_tokens", "output_tokens", "draft", "draft_tokens", "acceptance",
+                            "compared_with")}
+#: Quantities that may be negative: a relative gain can be a loss.
+SIGNED = ("throughput_gain",)
 WITH_LAYOUT = DECODE_DATASETS + BATCH_DATASETS + TTFT_DATASETS + LOAD_DATASETS
 
 
@@ -65,7 +73,7 @@ def test_every_row_has_a_source_a_unit_and_a_value(name):
         if row.get("status") == "OOM":
             assert row["value"] == "", where
         else:
-            assert float(row["value"]) >= 0, where
+            assert float(row["value"]) >= 0 or row["quantity"] in SIGNED, where
         assert row["source_line"] == "" or int(row["source_line"]) > 0, where
 
 
@@ -253,3 +261,130 @@ def test_recheck_reads_json_csv_stream_and_logged_nccl_lines(recheck):
            "algorithm": "RING", "protocol": "SIMPLE", "algo_source_line": "1", "size_source_line": "1"}
     assert recheck.extract(row, log[1], log, 2) == ("300.39", [])
     assert recheck.extract(dict(row, algorithm="NVLS"), log[1], log, 2)[1]
+
+
+
+# --- Serving splits (issue 24) ------------------------------------------------------------------------------------
+
+def _repository(url: str) -> str:
+    return url.removeprefix("https://github.com/").split("/blob/")[0]
+
+
+@pytest.mark.parametrize("name", SPLIT_DATASETS)
+def test_split_rows_use_the_documented_words(name):
+    for row in load_published(name):
+        assert row["pd"].split(" (")[0] in PD_WORDS, row["pd"]
+        assert row["phase"] in PHASE_WORDS and row["per"] in PER_WORDS, (row["phase"], row["per"])
+        assert row["attention_dp"].split(" (")[0] in ("yes", "no", "n/a", "not stated"), row["attention_dp"]
+
+
+@pytest.mark.parametrize("name", SPLIT_DATASETS)
+def test_split_layouts_add_up(name):
+    for row in load_published(name):
+        if row["gpus"] is not None:
+            assert row["nodes"] is not None and (row["nodes"] - 1) * 8 < row["gpus"] <= row["nodes"] * 8, row
+        if row["prefill_gpus"] is not None and row["decode_gpus"] is not None:
+            assert row["prefill_gpus"] + row["decode_gpus"] == row["gpus"]
+        for degree in ("tp", "ep", "dp"):
+            if row[degree] is not None and row["gpus"] is not None:
+                assert row["gpus"] % row[degree] == 0, (degree, row)
+        if row["pd"].startswith("colocated"):
+            assert not row["prefill_layout"] and not row["decode_layout"]
+        if row["pd"].startswith("disaggregated") and name in DISAGG_DATASETS:
+            assert row["prefill_layout"] and row["decode_layout"] and row["prefill_gpus"] and row["decode_gpus"]
+
+
+@pytest.mark.parametrize("name", SPLIT_DATASETS)
+def test_relative_figures_say_what_they_compare(name):
+    for row in load_published(name):
+        if row["quantity"] in ("speedup", "throughput_gain"):
+            assert row["compared_with"], row["source_detail"]
+        if row["draft_tokens"] is not None or row["quantity"].startswith("acceptance"):
+            assert row["draft"], row["source_detail"]
+
+
+def test_speculative_speed_up_is_given_at_three_batch_sizes_of_one_model_and_gpu():
+    groups: dict = {}
+    for name in SPECULATIVE_DATASETS:
+        for row in load_published(name):
+            if row["quantity"] == "speedup":
+                key = (row["dataset"], row["model"], row["gpu"], row["draft"], row["input_tokens"])
+                groups.setdefault(key, {})[row["batch"]] = row["value"]
+    assert max(len(batches) for batches in groups.values()) >= 3
+    # MagicDec's claim: on 8 x A100 the speed-up grows with the batch for every configuration measured three times.
+    for batches in groups.values():
+        if len(batches) >= 3:
+            speedups = [batches[b] for b in sorted(batches)]
+            assert speedups == sorted(speedups) and speedups[0] > 1
+
+
+def test_mtp_rows_pair_with_their_baseline():
+    rows = [r for r in load_published("spec_mtp_sglang_h200_lmsys") if r["batch"] == 2]
+    baseline = [r for r in rows if r["quantity"] == "output_throughput" and not r["compared_with"]]
+    assert len(baseline) == 1 and baseline[0]["value"] == 51.0 and baseline[0]["draft"] == "none"
+    by = {(r["draft_tokens"], r["quantity"]): r["value"] for r in rows if r["draft_tokens"] is not None}
+    assert by[(3, "acceptance_length")] == 2.18 and by[(4, "acceptance_length")] == 2.44
+    assert by[(4, "output_throughput")] > by[(3, "output_throughput")] > baseline[0]["value"]
+
+
+def test_expert_parallel_rows_cover_the_books_layouts():
+    rows = [r for name in EXPERT_DATASETS for r in load_published(name)]
+    adp_ep8_h200 = [r for r in rows if r["gpu"] == "H200" and r["ep"] == 8 and r["attention_dp"].startswith("yes")]
+    assert adp_ep8_h200 and all(r["precision"].startswith("FP8") for r in adp_ep8_h200)
+    kernels = [r for r in load_published("ep_deepep_kernels") if r["quantity"] == "kernel_time"]
+    assert {r["phase"] for r in kernels} == {"dispatch", "combine"} and {r["ep"] for r in kernels} >= {8, 16, 32, 64}
+    lmsys = [r for r in load_published("ep_pd_sglang_h100_lmsys") if r["unit"] == "k tokens/s"]
+    assert lmsys and all(r["value_si"] == pytest.approx(r["value"] * 1000) for r in lmsys)
+
+
+def test_each_split_has_two_sources_or_more():
+    disagg = {_repository(r["source"]) for name in SPLIT_DATASETS for r in load_published(name)
+              if r["pd"].startswith("disaggregated")}
+    speculative = {_repository(r["source"]) for name in SPLIT_DATASETS for r in load_published(name) if r["draft"]}
+    expert = {_repository(r["source"]) for name in EXPERT_DATASETS for r in load_published(name) if r["ep"]}
+    assert len(disagg) >= 3 and len(speculative) >= 2 and len(expert) >= 3
+
+
+def test_recheck_reads_split_markdown_tables(recheck):
+    lines = ["| Prompt Length | Mean TTFT (ms) | KV Size |", "|---|---|---|", "| 1024 tokens | 67.29 | 146 MB  |",
+             "| 16384 tokens| 387.52 | 2.25 GB |"]
+    row = {"dataset": "disagg_mooncake_h800_h20", "input_tokens": "1024", "value": "67.29",
+           "source_detail": 'row at line 3, column "Mean TTFT (ms)"'}
+    assert recheck.extract(row, lines[2], lines, 3) == ("67.29", [])
+    assert recheck.extract(dict(row, input_tokens="16384"), lines[2], lines, 3)[1]
+    assert recheck.extract(dict(row, input_tokens="16384"), lines[3], lines, 4) == ("387.52", [])
+    dynamo = ["| Metric | Standard vLLM (Monolithic 8-GPU) | Dynamo Disaggregated (Split 4+4 GPUs) | Winner |",
+              "| :--- | :--- | :--- | :--- |", "| **Total Duration** | 12 min 57s (777s) | 40 min 49s (2449s) | x |"]
+    row = {"dataset": "disagg_dynamo_vllm_h200_gke", "quantity": "run_duration", "pd": "disaggregated",
+           "source_detail": 'row at line 3, column "Dynamo Disaggregated (Split 4+4 GPUs)"'}
+    assert recheck.extract(row, dynamo[2], dynamo, 3) == ("2449", [])
+    assert recheck.extract(dict(row, pd="colocated"), dynamo[2], dynamo, 3)[1]
+    assert recheck.extract(dict(row, quantity="ttft"), dynamo[2], dynamo, 3)[1]
+
+
+def test_recheck_reads_magicdec_html_trtllm_output_and_deepep_cells(recheck):
+    html = ["<tr>", "<td>Llama3.1-8B</td>", "<td>Selfspec</td>", "<td>32000</td>", "<td>64</td>", "<td>3</td>",
+            "<td>1.38</td>", "</tr>"]
+    row = {"dataset": "spec_magicdec_a100_h100", "quantity": "speedup", "model": "Llama-3.1-8B (...)",
+           "draft": "self-speculation: ...", "input_tokens": "32000", "batch": "64", "draft_tokens": "3"}
+    assert recheck.extract(row, html[6], html, 7) == ("1.38", [])
+    assert recheck.extract(dict(row, batch="128"), html[6], html, 7)[1] == ["batch 64 != 128"]
+    assert recheck.extract(dict(row, draft="draft model TinyLlama-1.1B"), html[6], html, 7)[1]
+    out = ["### H200 max-throughput", "trtllm-bench -m deepseek-ai/DeepSeek-R1 \\", "    --tp 8 \\", "    --ep 8 \\",
+           "Total Output Throughput (tokens/sec):             11489.2671"]
+    row = {"dataset": "ep_trtllm_deepseek_r1_h200_b200", "quantity": "output_throughput", "per": "total",
+           "gpu": "H200", "ep": "8"}
+    assert recheck.extract(row, out[4], out, 5) == ("11489.2671", [])
+    assert recheck.extract(dict(row, per="gpu"), out[4], out, 5)[1]
+    assert recheck.extract(dict(row, ep="4"), out[4], out, 5)[1]
+    assert recheck.extract(dict(row, gpu="B200"), out[4], out, 5)[1]
+    deepep = ["| Dispatch #EP | Latency | RDMA bandwidth | Combine #EP | Latency | RDMA bandwidth |",
+              "|:------------:|:-------:|:--------------:|:-----------:|:-------:|:--------------:|",
+              "|      32      | 155 us  |    48 GB/s     |     32      | 273 us  |    53 GB/s     |"]
+    row = {"dataset": "ep_deepep_kernels", "ep": "32", "source_detail": 'row at line 3, cell 5 ("273 us")'}
+    assert recheck.extract(row, deepep[2], deepep, 3) == ("273", [])
+    assert recheck.extract(dict(row, ep="64"), deepep[2], deepep, 3)[1] == ["EP 32 != 64"]
+    sentence = {"dataset": "ep_pd_deepseek_h800", "value": "73.7", "source_detail": "bullet at line 76"}
+    line = "- Each H800 node delivers an average throughput of ~73.7k tokens/s input (including cache hits)"
+    assert recheck.extract(sentence, line, [line], 1)[0] == "73.7"
+    assert recheck.extract(dict(sentence, value="14.8"), line, [line], 1)[0] != "14.8"

@@ -286,5 +286,158 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if failed else 0
 
 
+# --- Serving splits (issue 24): disaggregated prefill/decode, speculative decoding, expert parallelism -------------
+#
+# The repositories: kvcache-ai/Mooncake, ankdeshm/dynamo_disaag_serving_gke, Infini-AI-Lab/MagicDec,
+# deepseek-ai/open-infra-index, deepseek-ai/DeepEP (clone them), and lm-sys/lm-sys.github.io and NVIDIA/TensorRT-LLM
+# (too large to clone here: give --file copies of the cited files at the cited commits).
+
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def _plain(cell: str) -> str:
+    """A table cell's figure: bold and thousands separators dropped, the first number (or the one in brackets)."""
+    cell = cell.replace("*", "").replace(",", "")
+    if "(" in cell and re.match(r"^[\d.]+\w*\)", cell.split("(", 1)[1]):     # "12 min 57s (777s)" -> 777
+        cell = cell.split("(", 1)[1]
+    match = _NUMBER.search(cell)
+    return match.group(0) if match else ""
+
+
+def _in_sentence(row: dict, line: str) -> tuple[str, list[str]]:
+    """A figure printed in running text: the row's value must be one of the numbers on the line."""
+    found = [n.replace(",", "") for n in _NUMBER.findall(line)]
+    return (row["value"] if row["value"] in found else ",".join(found)), []
+
+
+def _column(row: dict, lines: list[str], number: int) -> tuple[str, list[str], list[str]]:
+    """The cell of ``column "..."`` on line ``number``, the row's cells and the header's."""
+    column = re.search(r'column "([^"]+)"', row["source_detail"]).group(1)
+    header, c = table_header(lines, number), cells(lines[number - 1])
+    if column not in header or len(c) != len(header):
+        return "", c, header
+    return c[header.index(column)], c, header
+
+
+def _split_markdown(row: dict, line: str, lines: list[str], number: int) -> tuple[str, list[str]]:
+    """Markdown tables of the split files, with the cells that place the row checked per source."""
+    ds, problems = row["dataset"], []
+    if "cell " in row["source_detail"] and "column" not in row["source_detail"]:          # DeepEP: by position
+        k = int(re.search(r"cell (\d+)", row["source_detail"]).group(1))
+        c = cells(line)
+        if ds == "ep_deepep_kernels":
+            if "Topo" in table_header(lines, number):
+                m = re.match(r"EP (\d+)(?: x (\d+))?", c[2])
+                ep = int(m.group(1)) * int(m.group(2) or 1) if m else 0
+            else:
+                ep = int(c[1] if c[0] in ("Intranode", "Internode") else c[0])
+            if str(ep) != row["ep"]:
+                problems.append(f"EP {ep} != {row['ep']}")
+        return (_plain(c[k - 1]) if len(c) >= k else ""), problems
+    cell, c, header = _column(row, lines, number)
+    if not cell:
+        return "", [f"no column in the table of line {number}"]
+    if ds == "disagg_mooncake_h800_h20" and _plain(c[0]) != row["input_tokens"]:
+        problems.append(f"prompt length {c[0]} != {row['input_tokens']}")
+    if ds == "disagg_dynamo_vllm_h200_gke":
+        label = c[0].replace("*", "").split(" (")[0]
+        wanted = {"Request Throughput": "request_throughput", "Token Throughput": "total_throughput", "Mean TTFT": "ttft",
+                  "P99 TPOT": "tpot", "Total Duration": "run_duration"}.get(label)
+        if wanted != row["quantity"]:
+            problems.append(f"row {label!r} is not {row['quantity']}")
+        pd = {"Standard": "colocated", "Dynamo": "disaggregated"}.get(cell_name(row).split()[0], "?")
+        if pd != row["pd"]:
+            problems.append(f"column is {pd}, row is {row['pd']}")
+    if ds == "spec_mtp_sglang_h200_lmsys":
+        gamma = re.search(r"(\d+)-token", c[1])
+        if (gamma.group(1) if gamma else "") != row["draft_tokens"]:
+            problems.append(f"MTP cell {c[1]!r} does not match draft_tokens {row['draft_tokens']!r}")
+    if ds == "ep_pd_sglang_h100_lmsys":
+        col = header.index(cell_name(row))
+        above = {cells(lines[i])[0]: cells(lines[i])[col] for i in range(number - 5, number - 1) if lines[i].startswith("| ")}
+        checks = (("Batch Size", row["batch"] or row["batch_tokens"]), ("Input Length", row["input_tokens"] or "N/A"),
+                  ("KV Cache Length", row["input_tokens"]), ("Number of Nodes", row["nodes"]))
+        for name, wanted_value in checks:
+            if name in above and _plain(above[name]) != wanted_value.replace(",", "") and above[name] != wanted_value:
+                problems.append(f"{name} {above[name]} != {wanted_value}")
+    return _plain(cell), problems
+
+
+def cell_name(row: dict) -> str:
+    """The ``column "..."`` a row names in ``source_detail``."""
+    return re.search(r'column "([^"]+)"', row["source_detail"]).group(1)
+
+
+def _split_html(row: dict, line: str, lines: list[str], number: int) -> tuple[str, list[str]]:
+    """MagicDec's HTML tables: the <td> on the line, and the cells of its <tr> that place it."""
+    value = re.search(r"<td>(.*?)</td>", line)
+    problems = []
+    if row["quantity"] == "speedup":
+        tds = [re.search(r"<td>(.*?)</td>", lines[i]).group(1) for i in range(number - 6, number - 1)]
+        target, draft, prefill, batch, spec = tds
+        model = {"Llama3.1-8B": "Llama-3.1-8B", "Llama2-7B": "Llama-2-7B"}.get(target, target)
+        drafter = {"Selfspec": "self-speculation", "Tinyllama1.1B": "draft model TinyLlama-1.1B"}.get(draft, draft)
+        for what, got, want in (("target", row["model"].startswith(model), True), ("draft", row["draft"].startswith(drafter), True),
+                                ("prefill", prefill, row["input_tokens"]), ("batch", batch, row["batch"]),
+                                ("spec len", spec, row["draft_tokens"])):
+            if got != want:
+                problems.append(f"{what} {got} != {want}")
+    else:
+        first = next(i for i in range(number - 1, 0, -1) if "<td>Acceptance Rate</td>" in lines[i - 1])
+        head = next(i for i in range(first, 0, -1) if "<th>Sequence Length</th>" in lines[i - 1])
+        length = re.search(r"<th>(\d+)</th>", lines[head + number - first - 1])
+        if not length or length.group(1) != row["input_tokens"]:
+            problems.append(f"column is not sequence length {row['input_tokens']}")
+    return (value.group(1) if value else ""), problems
+
+
+#: trtllm-bench's labels, and the quantity and normalisation of the row that copies each.
+_TRTLLM_LABELS = {"Request Throughput (req/sec)": ("request_throughput", "total"),
+                  "Total Output Throughput (tokens/sec)": ("output_throughput", "total"),
+                  "Per User Output Throughput (tokens/sec/user)": ("output_throughput", "user"),
+                  "Per User Output Throughput [w/ ctx] (tps/user)": ("output_throughput", "user"),
+                  "Per GPU Output Throughput (tokens/sec/gpu)": ("output_throughput", "gpu"),
+                  "Per GPU Output Throughput (tps/gpu)": ("output_throughput", "gpu"),
+                  "Total Token Throughput (tokens/sec)": ("total_throughput", "total"),
+                  "Total Latency (ms)": ("run_duration", "run"), "Average request latency (ms)": ("request_latency", "request")}
+
+
+def _split_trtllm(row: dict, line: str, lines: list[str], number: int) -> tuple[str, list[str]]:
+    """trtllm-bench's PERFORMANCE OVERVIEW lines: 'Label:   value'; the label must be the row's quantity, the section
+    above it the row's GPU, and the command of that section the row's --ep."""
+    label, _, value = line.partition(":")
+    problems = []
+    if _TRTLLM_LABELS.get(label.strip()) != (row["quantity"], row["per"]):
+        problems.append(f"line label {label.strip()!r} is not {row['quantity']} per {row['per']}")
+    heading = next((i for i in range(number - 1, 0, -1) if lines[i - 1].startswith("### ")), 0)
+    if not heading or row["gpu"] not in lines[heading - 1]:
+        problems.append(f"section {lines[heading - 1] if heading else None!r} is not the row's GPU {row['gpu']}")
+    if not any(re.search(rf"--ep {row['ep']}\b", lines[i]) for i in range(heading, number)):
+        problems.append(f"the section's command has no --ep {row['ep']}")
+    return value.strip(), problems
+
+
+def extract_split(row: dict, line: str, lines: list[str], number: int) -> tuple[str, list[str]]:
+    """The text a serving-split row claims to copy from ``line``, and the mismatches of what places it."""
+    if row["dataset"] == "ep_trtllm_deepseek_r1_h200_b200":
+        return _split_trtllm(row, line, lines, number)
+    if row["dataset"] == "spec_magicdec_a100_h100":
+        return _split_html(row, line, lines, number)
+    if line.lstrip().startswith("|"):
+        return _split_markdown(row, line, lines, number)
+    return _in_sentence(row, line)
+
+
+_SPLIT_PREFIXES = ("disagg_", "spec_", "ep_")
+_extract_before_splits = extract
+
+
+def extract(row: dict, line: str, lines: list[str] | None = None, number: int = 0) -> tuple[str, list[str]]:  # noqa: F811
+    """:func:`extract_split` for the serving-split files, the rules above for every other file."""
+    if row["dataset"].startswith(_SPLIT_PREFIXES):
+        return extract_split(row, line, lines or [], number)
+    return _extract_before_splits(row, line, lines, number)
+
+
 if __name__ == "__main__":
     sys.exit(main())

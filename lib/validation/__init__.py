@@ -59,3 +59,10 @@ __all__ = [
     "Validation", "validate_decode", "validate_prefill", "validate_load", "validate_allreduce",
     "validate_algorithms", "validations", "Score", "score", "summary",
 ]
+
+# Serving splits (issue 24): the files of disaggregated, speculative and expert-parallel serving.
+from lib.validation.schemas import (DISAGG_DATASETS, EXPERT_DATASETS, PD_WORDS, PER_WORDS, PHASE_WORDS,  # noqa: E402
+                                    SPECULATIVE_DATASETS, SPLIT_COLUMNS, SPLIT_DATASETS)
+
+__all__ += ["SPLIT_COLUMNS", "DISAGG_DATASETS", "SPECULATIVE_DATASETS", "EXPERT_DATASETS", "SPLIT_DATASETS",
+            "PD_WORDS", "PHASE_WORDS", "PER_WORDS"]

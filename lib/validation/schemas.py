@@ -115,3 +115,47 @@ def schema(name: str) -> tuple:
     if name not in SCHEMAS:
         raise ValueError(f"name must be one of the files in data/published (see DATASETS), got {name!r}")
     return SCHEMAS[name]
+
+
+# --- Serving splits (issue 24): disaggregated prefill/decode, speculative decoding, expert parallelism -------------
+
+#: Columns of the serving-split files: the model and its formats, the hardware, the engine and its version, the
+#: layout (colocated or disaggregated pools, TP/EP/DP degrees, attention data-parallel), the load (batch, concurrency
+#: or rate, lengths), the drafter of a speculative run, the engine switches a predictor needs (CUDA graphs, chunked
+#: prefill), and the figure with what it is normalised by (``per``) and which statistic it is.
+SPLIT_COLUMNS = ("dataset", "model", "precision", "kv_format", "gpu", "hardware", "interconnect", "engine",
+                 "engine_version", "software", "pd", "parallelism", "gpus", "nodes", "tp", "ep", "dp", "attention_dp",
+                 "prefill_gpus", "decode_gpus", "prefill_layout", "decode_layout", "phase", "batch", "batch_scope",
+                 "batch_tokens", "concurrency", "request_rate", "num_prompts", "input_tokens", "output_tokens",
+                 "workload", "draft", "draft_tokens", "acceptance", "cuda_graphs", "chunked_prefill", "compared_with",
+                 "quantity", "value", "unit", "per", "statistic", "status", "source", "source_line", "source_detail",
+                 "note")
+#: Disaggregated prefill/decode against colocated serving: TTFT, KV transfer time, throughput.
+DISAGG_DATASETS = ("disagg_mooncake_h800_h20", "disagg_dynamo_vllm_h200_gke")
+#: Speculative decoding: speed-up at several batch sizes, throughput with and without MTP, acceptance.
+SPECULATIVE_DATASETS = ("spec_magicdec_a100_h100", "spec_mtp_sglang_h200_lmsys")
+#: Expert-parallel DeepSeek-V3/R1 serving at a stated layout, and DeepEP's dispatch/combine kernels.
+EXPERT_DATASETS = ("ep_pd_sglang_h100_lmsys", "ep_pd_deepseek_h800", "ep_trtllm_deepseek_r1_h200_b200",
+                   "ep_deepep_kernels")
+#: Every serving-split file.
+SPLIT_DATASETS = DISAGG_DATASETS + SPECULATIVE_DATASETS + EXPERT_DATASETS
+#: Words of the ``pd`` column: the two pools on their own devices, one pool doing both, or not applicable (kernels).
+PD_WORDS = ("disaggregated", "colocated", "n/a")
+#: Words of the ``phase`` column: what part of serving the figure times.
+PHASE_WORDS = ("prefill", "decode", "first token", "kv transfer", "end-to-end", "dispatch", "combine")
+#: Words of the ``per`` column: what a throughput or time is normalised by.
+PER_WORDS = ("total", "node", "gpu", "rank", "user", "request", "call", "layer", "run")
+
+DATASETS = DATASETS + SPLIT_DATASETS
+SCHEMAS.update({name: SPLIT_COLUMNS for name in SPLIT_DATASETS})
+QUANTITY_UNITS.update({
+    "input_throughput": ("tokens/s", "k tokens/s"), "kv_transfer_time": ("ms",), "kernel_time": ("us", "ms"),
+    "ep_bandwidth": ("GB/s",), "speedup": ("x",), "throughput_gain": ("%",), "acceptance_rate": ("1",),
+    "acceptance_length": ("tokens",), "run_duration": ("s", "ms"), "kv_length": ("tokens",),
+    "prefix_hit_rate": ("%",),
+})
+QUANTITY_UNITS["output_throughput"] = QUANTITY_UNITS["output_throughput"] + ("k tokens/s",)
+UNIT_SI.update({"k tokens/s": 1000.0, "x": 1.0, "%": 0.01, "1": 1.0, "tokens": 1.0})
+INTEGER_COLUMNS = INTEGER_COLUMNS + ("ep", "dp", "prefill_gpus", "decode_gpus", "batch_tokens", "draft_tokens")
+__all__ += ["SPLIT_COLUMNS", "DISAGG_DATASETS", "SPECULATIVE_DATASETS", "EXPERT_DATASETS", "SPLIT_DATASETS",
+            "PD_WORDS", "PHASE_WORDS", "PER_WORDS"]
