@@ -8,7 +8,10 @@ acceptance 1 and 3), in the page as the reader sees it:
   letters land on more than one line;
 * **clipped lines**: code and output blocks (``pre``) whose text is wider than
   the box that shows it, so that part of a line is cut off or needs scrolling;
-* **search boxes**: visible search fields and buttons in the page's chrome.
+* **search boxes**: visible search fields and buttons in the page's chrome;
+* **figures**: each visible image's natural and displayed width, and whether
+  it has its "Enlarge" button (``_static/figure-zoom.js``). :func:`png_facts`
+  reads the size and resolution a PNG was stored at.
 
 :func:`exercise_navigation` then uses the page as a reader would: on a narrow
 screen it opens the table-of-contents drawer with the visible menu button and
@@ -18,7 +21,9 @@ and brings it back.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 #: The tallest table row allowed at desktop width, in CSS pixels.
@@ -66,8 +71,14 @@ MEASURE_JS = """(maxRow) => {
     .filter((el) => visible(el) && el.getBoundingClientRect().width > 0)
     .map((el) => el.className);
 
+  const figures = Array.from(article.querySelectorAll("img")).filter(visible).map((img) => {
+    const box = img.closest(".zoom-box");
+    return {src: img.currentSrc || img.src, natural: img.naturalWidth,
+            shown: img.getBoundingClientRect().width, zoom: Boolean(box && box.querySelector("button.zoom-button"))};
+  });
+
   const header = document.querySelector("#pst-header");
-  return {tallRows, brokenNames, namesSeen, clippedLines, searchBoxes,
+  return {tallRows, brokenNames, namesSeen, clippedLines, searchBoxes, figures,
           headerBand: header !== null && visible(header) && header.getBoundingClientRect().height > 0,
           tables: article.querySelectorAll("table").length, codeBlocks: article.querySelectorAll("pre").length};
 }"""
@@ -90,6 +101,38 @@ SIDEBAR_JS = """() => {
   return {shown: sidebar.checkVisibility({visibilityProperty: true}) && box.right > 0 && box.width > 0,
           articleLeft: Math.round(article.left)};
 }"""
+
+
+def png_facts(path: str | Path) -> dict:
+    """Width and height (pixels), resolution (``dpi``, None without a pHYs chunk) and text chunks of a PNG.
+
+    >>> import matplotlib; matplotlib.use("Agg")
+    >>> import io, matplotlib.pyplot as plt, tempfile
+    >>> fig = plt.figure(figsize=(2, 1), dpi=110)
+    >>> with tempfile.NamedTemporaryFile(suffix=".png") as file:
+    ...     fig.savefig(file.name)
+    ...     facts = png_facts(file.name)
+    >>> facts["width"], facts["height"], round(facts["dpi"]), facts["text"]["Software"].startswith("Matplotlib")
+    (220, 110, 110, True)
+    >>> plt.close(fig)
+    """
+    data = Path(path).read_bytes()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise ValueError(f"{path} is not a PNG file")
+    facts: dict = {"dpi": None, "text": {}}
+    at = 8
+    while at + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        body = data[at + 8:at + 8 + length]
+        if kind == b"IHDR":
+            facts["width"], facts["height"] = struct.unpack(">II", body[:8])
+        elif kind == b"pHYs" and body[8] == 1:  # unit 1: pixels per metre
+            facts["dpi"] = struct.unpack(">I", body[:4])[0] * 0.0254
+        elif kind == b"tEXt":
+            key, _, value = body.partition(b"\0")
+            facts["text"][key.decode("latin-1")] = value.decode("latin-1")
+        at += 12 + length
+    return facts
 
 
 @dataclass
