@@ -27,9 +27,10 @@ And one when the build ends:
   absolute paths in it. :func:`move_reports` moves that folder out, to
   ``_build/reports/<builder>/``, where the log stays readable.
 
-It also loads :mod:`tools.planner_data` (:data:`EXTENSIONS`), which writes the
-planner's numbers from ``lib`` into the built book, so that ``_config.yml``
-names one local extension.
+It also loads :mod:`tools.planner_data` and :mod:`tools.calculator_data`
+(:data:`EXTENSIONS`), which write the planner's and the calculator's numbers
+from ``lib`` into the built book, so that ``_config.yml`` names one local
+extension.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from typing import Any
 #: Asset file name -> the only pages (Sphinx docnames) that load it.
 PAGE_ONLY = {
     "calculator.js": ("book/calculator",),
+    "calculator-data.js": ("book/calculator",),
     "calculator.css": ("book/calculator",),
     "cheatsheet.css": ("book/cheatsheet",),
     "planner.js": ("book/planner",),
@@ -51,7 +53,7 @@ PAGE_ONLY = {
 
 #: Sibling extensions in ``tools/`` that this one sets up (the folder is on the
 #: path as ``tools/`` under Sphinx, as the package ``tools`` under pytest).
-EXTENSIONS = [f"{__package__}.planner_data" if __package__ else "planner_data"]
+EXTENSIONS = [f"{__package__}.{name}" if __package__ else name for name in ("planner_data", "calculator_data")]
 
 #: Files of ours that replace a theme file of the same name (see
 #: ``_static/scripts/fontawesome.js``). The theme's template already loads
