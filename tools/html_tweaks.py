@@ -27,10 +27,11 @@ And one when the build ends:
   absolute paths in it. :func:`move_reports` moves that folder out, to
   ``_build/reports/<builder>/``, where the log stays readable.
 
-It also loads :mod:`tools.planner_data` and :mod:`tools.calculator_data`
-(:data:`EXTENSIONS`), which write the planner's and the calculator's numbers
-from ``lib`` into the built book, so that ``_config.yml`` names one local
-extension.
+It also loads (:data:`EXTENSIONS`) :mod:`tools.planner_data` and
+:mod:`tools.calculator_data`, which write the planner's and the calculator's
+numbers from ``lib`` into the built book, :mod:`tools.data_files` (the data
+files, downloadable) and :mod:`tools.run_note` (how to run a chapter), so
+that ``_config.yml`` names one local extension.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ PAGE_ONLY = {
 
 #: Sibling extensions in ``tools/`` that this one sets up (the folder is on the
 #: path as ``tools/`` under Sphinx, as the package ``tools`` under pytest).
-EXTENSIONS = [f"{__package__}.{name}" if __package__ else name for name in ("planner_data", "calculator_data")]
+EXTENSIONS = [f"{__package__}.{name}" if __package__ else name for name in
+              ("planner_data", "calculator_data", "data_files", "run_note")]
 
 #: Files of ours that replace a theme file of the same name (see
 #: ``_static/scripts/fontawesome.js``). The theme's template already loads
