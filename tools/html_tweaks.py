@@ -19,6 +19,12 @@ Four of them, all applied just before each page is written:
   rule ``aria-required-children``) sees a list without items.
   :func:`fix_roles` makes each entry a plain ``listitem``.
 
+* **Punctuation stays with its maths.** A line may break between inline
+  maths (an inline block once MathJax has typeset it) and the ``).`` after
+  it, so a line could start with ``).``. :func:`keep_punctuation_with_maths`
+  wraps each inline formula and the punctuation that follows it in a
+  ``<span class="math-nowrap">`` (``_static/fit.css``).
+
 And one when the build ends:
 
 * **No error logs in the site.** When a notebook fails to execute, myst-nb
@@ -36,6 +42,7 @@ that ``_config.yml`` names one local extension.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -127,6 +134,23 @@ def fix_roles(body: str) -> str:
     return body
 
 
+#: An inline formula as Sphinx writes it, then the closing punctuation that follows it.
+_MATH_THEN_PUNCTUATION = re.compile(
+    r'(<span class="math notranslate nohighlight">\\\([^<]*?\\\)</span>)([)\]},.;:!?%’”]+)')
+
+
+def keep_punctuation_with_maths(body: str) -> str:
+    r"""Wrap inline maths and the punctuation right after it in one unbreakable span.
+
+    >>> keep_punctuation_with_maths('(at <span class="math notranslate nohighlight">\\(K = 2\\)</span>). Then')
+    '(at <span class="math-nowrap"><span class="math notranslate nohighlight">\\(K = 2\\)</span>).</span> Then'
+    >>> keep_punctuation_with_maths('<span class="math notranslate nohighlight">\\(x\\)</span> and '
+    ...                             '<span class="math notranslate nohighlight">\\(y\\)</span>.')
+    '<span class="math notranslate nohighlight">\\(x\\)</span> and <span class="math-nowrap"><span class="math notranslate nohighlight">\\(y\\)</span>.</span>'
+    """
+    return _MATH_THEN_PUNCTUATION.sub(r'<span class="math-nowrap">\1\2</span>', body)
+
+
 def singlehtml_handlers(handlers: dict) -> dict:
     """Visitors for the ``singlehtml`` builder: its own, then the ``html`` ones it lacks.
 
@@ -153,7 +177,7 @@ def _tweak(app: Any, pagename: str, templatename: str, context: dict, doctree: A
         if key in context:
             context[key] = [asset for asset in context[key] if keep(asset, pagename, single_page)]
     if isinstance(context.get("body"), str):
-        context["body"] = fix_roles(context["body"])
+        context["body"] = keep_punctuation_with_maths(fix_roles(context["body"]))
 
 
 def move_reports(outdir: Path, builder: str) -> Path | None:

@@ -8,6 +8,7 @@ acceptance 1 and 3), in the page as the reader sees it:
   letters land on more than one line;
 * **clipped lines**: code and output blocks (``pre``) whose text is wider than
   the box that shows it, so that part of a line is cut off or needs scrolling;
+* **stranded punctuation**: a ``).`` after inline maths that starts a new line;
 * **search boxes**: visible search fields and buttons in the page's chrome;
 * **figures**: each visible image's natural and displayed width, and whether
   it has its "Enlarge" button (``_static/figure-zoom.js``). :func:`png_facts`
@@ -71,6 +72,20 @@ MEASURE_JS = """(maxRow) => {
     .filter((el) => visible(el) && el.getBoundingClientRect().width > 0)
     .map((el) => el.className);
 
+  // Punctuation that follows inline maths but starts the next line.
+  const strandedPunctuation = [];
+  for (const math of article.querySelectorAll("span.math")) {
+    const next = math.nextSibling;
+    if (!visible(math) || !next || next.nodeType !== Node.TEXT_NODE || !/^[)\]},.;:!?]/.test(next.data)) continue;
+    const range = document.createRange();
+    range.setStart(next, 0);
+    range.setEnd(next, 1);
+    const mark = range.getBoundingClientRect();
+    const boxes = Array.from(math.getClientRects());
+    const last = boxes[boxes.length - 1];
+    if (mark.width > 0 && last && mark.top >= last.bottom - 1) strandedPunctuation.push(snippet(math.textContent) + next.data[0]);
+  }
+
   const figures = Array.from(article.querySelectorAll("img")).filter(visible).map((img) => {
     const box = img.closest(".zoom-box");
     return {src: img.currentSrc || img.src, natural: img.naturalWidth,
@@ -78,7 +93,7 @@ MEASURE_JS = """(maxRow) => {
   });
 
   const header = document.querySelector("#pst-header");
-  return {tallRows, brokenNames, namesSeen, clippedLines, searchBoxes, figures,
+  return {tallRows, brokenNames, namesSeen, clippedLines, searchBoxes, figures, strandedPunctuation,
           headerBand: header !== null && visible(header) && header.getBoundingClientRect().height > 0,
           tables: article.querySelectorAll("table").length, codeBlocks: article.querySelectorAll("pre").length};
 }"""

@@ -39,6 +39,13 @@ def test_no_code_or_output_line_clipped(reports_by_width, path, width):
     assert not clipped, f"{path} at {width} px: lines wider than their box: {clipped}"
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", PAGES)
+def test_no_line_starts_with_punctuation_after_maths(reports_by_width, path, width):
+    stranded = reports_by_width[width][path].layout["strandedPunctuation"]
+    assert not stranded, f"{path} at {width} px: punctuation pushed to the next line after maths: {stranded}"
+
+
 def test_the_pages_have_what_is_measured(page_reports):
     # Guards the tests above against passing because they look at nothing.
     layouts = [report.layout for report in page_reports.values()]
@@ -53,6 +60,7 @@ BAD_ARTICLE = """<table><tr><td>tp1-pp1-dp8</td><td>a</td><td>b</td><td>c</td>
 <td>weights alone need 141.1 GB per device, more than the 77.3 GB usable</td></tr></table>
 <p style="width: 60px">see tp1-pp1-dp8</p>
 <pre>print("a line far longer than the two hundred pixels of this column, cut off")</pre>
+<p>at <span class="math"><span style="display: inline-block; width: 195px">K</span></span>). Then</p>
 <button class="search-button__button">Search</button><button class="search-button__button">Search</button>"""
 
 
@@ -67,6 +75,7 @@ def test_measurements_catch_a_bad_page(context):
     assert found["brokenNames"] == ["tp1-pp1-dp8", "tp1-pp1-dp8"], found
     assert found["clippedLines"] and found["clippedLines"][0]["line"].startswith('print("a line'), found
     assert len(found["searchBoxes"]) == 2, found
+    assert found["strandedPunctuation"] == ["K)"], found
 
 
 def test_the_books_styles_mend_the_same_content(context, base_url):
