@@ -76,7 +76,7 @@ MEASURE_JS = """(maxRow) => {
   const strandedPunctuation = [];
   for (const math of article.querySelectorAll("span.math")) {
     const next = math.nextSibling;
-    if (!visible(math) || !next || next.nodeType !== Node.TEXT_NODE || !/^[)\]},.;:!?]/.test(next.data)) continue;
+    if (!visible(math) || !next || next.nodeType !== Node.TEXT_NODE || !/^[)\\]},.;:!?]/.test(next.data)) continue;
     const range = document.createRange();
     range.setStart(next, 0);
     range.setEnd(next, 1);
