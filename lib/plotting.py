@@ -4,6 +4,13 @@ Introduced in chapter 2. Nothing is drawn at import; call :func:`figure` to
 get a styled figure. Colours are chosen from a colour-blind-safe palette
 (Okabe and Ito) and every helper labels what it draws.
 
+No text of a figure made by :func:`figure` is smaller than
+:data:`MIN_FONT_PT`: when it is drawn, smaller text (a ``fontsize=8``
+annotation, small tick labels) is raised to it (:func:`enforce_min_font`).
+At the book's :data:`DPI` that is 15.3 pixels in the stored image, so a
+figure up to 9.5 inches wide still shows it at 10 pixels or more in the
+book's 688-pixel column at 1280 px (``tests/browser/test_figures.py``).
+
 >>> fig, ax = figure()
 >>> ax.get_figure() is fig
 True
@@ -17,8 +24,10 @@ from typing import Sequence
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
-__all__ = ["COLORS", "MICROBATCH_COLORS", "STYLE", "figure", "stacked_bars", "draw_matrix", "gantt"]
+__all__ = ["COLORS", "MICROBATCH_COLORS", "DPI", "MIN_FONT_PT", "STYLE", "BookFigure", "enforce_min_font", "figure",
+           "stacked_bars", "draw_matrix", "gantt"]
 
 #: Okabe-Ito colours, named by what they mean throughout the book.
 COLORS = {
@@ -33,11 +42,17 @@ COLORS = {
     "idle": "#F0F0F0",
 }
 
+#: Pixels per inch of the book's figures, on screen and in the stored PNG (its pHYs chunk says so too).
+DPI = 110
+
+#: The smallest text of any figure, in points (10 pt at :data:`DPI` is 15.3 px in the image).
+MIN_FONT_PT = 10
+
 #: Matplotlib settings applied to every figure of the book.
 STYLE = {
-    "figure.dpi": 110,
-    "savefig.dpi": 110,
-    "font.size": 10,
+    "figure.dpi": DPI,
+    "savefig.dpi": DPI,
+    "font.size": MIN_FONT_PT,
     "axes.titlesize": 11,
     "axes.labelsize": 10,
     "axes.spines.top": False,
@@ -48,14 +63,61 @@ STYLE = {
 }
 
 
+def enforce_min_font(fig: Figure, minimum: float = MIN_FONT_PT) -> int:
+    """Raise every text of ``fig`` smaller than ``minimum`` points to it; return how many were raised.
+
+    Tick labels are raised through their axis (``set_tick_params``), so
+    that ticks the axis makes later get the size too.
+
+    >>> fig, ax = figure()
+    >>> note = ax.text(0.5, 0.5, "9.22 ms", fontsize=7)
+    >>> ax.tick_params(labelsize=6)
+    >>> enforce_min_font(fig) > 1, note.get_fontsize(), ax.xaxis.get_ticklabels()[0].get_fontsize()
+    (True, 10.0, 10.0)
+    >>> enforce_min_font(fig)
+    0
+    >>> plt.close(fig)
+    """
+    raised = 0
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            for which in ("major", "minor"):
+                small = [label for label in axis.get_ticklabels(which=which) if label.get_fontsize() < minimum]
+                if small:
+                    axis.set_tick_params(which=which, labelsize=minimum)
+                    raised += len(small)
+    for text in fig.findobj(Text):
+        if text.get_text() and text.get_fontsize() < minimum:
+            text.set_fontsize(minimum)
+            raised += 1
+    return raised
+
+
+class BookFigure(Figure):
+    """A matplotlib Figure that applies :func:`enforce_min_font` each time it is drawn."""
+
+    def draw(self, renderer) -> None:
+        enforce_min_font(self)
+        super().draw(renderer)
+
+
 def figure(ncols: int = 1, nrows: int = 1, width: float = 6.4, height: float = 3.6, **kwargs) -> tuple[Figure, Axes]:
     """A new figure in the book style, with ``constrained`` layout.
 
     Returns ``(fig, ax)`` where ``ax`` is one Axes or an array of them, as
-    :func:`matplotlib.pyplot.subplots` does.
+    :func:`matplotlib.pyplot.subplots` does. The figure is a
+    :class:`BookFigure`: no text is drawn smaller than :data:`MIN_FONT_PT`.
+
+    >>> fig, ax = figure()
+    >>> label = ax.annotate("small", (0, 0), fontsize=6)
+    >>> fig.canvas.draw()
+    >>> label.get_fontsize(), fig.dpi
+    (10.0, 110.0)
+    >>> plt.close(fig)
     """
     with plt.rc_context(STYLE):
-        return plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", **kwargs)
+        return plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", FigureClass=BookFigure,
+                            **kwargs)
 
 
 def stacked_bars(ax: Axes, labels: Sequence[str], segments: dict[str, Sequence[float]], unit: str = "ms") -> None:
@@ -78,7 +140,7 @@ def stacked_bars(ax: Axes, labels: Sequence[str], segments: dict[str, Sequence[f
         for bar, value in zip(bars, values):
             if value > 0.04 * longest:
                 ax.text(bar.get_x() + bar.get_width() / 2, bar.get_y() + bar.get_height() / 2,
-                        f"{value:.2f}", ha="center", va="center", color="white", fontsize=9)
+                        f"{value:.2f}", ha="center", va="center", color="white", fontsize=MIN_FONT_PT)
         left = [a + b for a, b in zip(left, values)]
     ax.set_xlabel(f"time ({unit})")
     ax.invert_yaxis()
@@ -87,7 +149,7 @@ def stacked_bars(ax: Axes, labels: Sequence[str], segments: dict[str, Sequence[f
 
 
 def draw_matrix(ax: Axes, values, x: float, y: float, color: str = "#FFFFFF", title: str | None = None,
-                cell: float = 1.0, text_color: str = "black", fontsize: float = 9) -> tuple[float, float]:
+                cell: float = 1.0, text_color: str = "black", fontsize: float = MIN_FONT_PT) -> tuple[float, float]:
     """Draw a small matrix as a grid of labelled cells; return its (width, height).
 
     The top-left corner sits at ``(x, y)`` in data coordinates and rows go
@@ -149,7 +211,7 @@ def gantt(ax: Axes, schedule, unit: float = 1e-3, unit_name: str = "ms", labels:
             if labels and width > 0.025 * span:
                 dark = task.microbatch % len(MICROBATCH_COLORS) in (1, 2, 4, 6)
                 ax.text(left + width / 2, d, str(task.microbatch + 1), ha="center", va="center",
-                        fontsize=8, color="black" if dark else "white")
+                        fontsize=MIN_FONT_PT, color="black" if dark else "white")
     ax.set_yticks(range(schedule.stages), [f"device {d + 1}" for d in range(schedule.stages)])
     ax.set_ylim(schedule.stages - 0.5, -0.5)
     ax.set_xlim(0, span)

@@ -19,6 +19,12 @@ Four of them, all applied just before each page is written:
   rule ``aria-required-children``) sees a list without items.
   :func:`fix_roles` makes each entry a plain ``listitem``.
 
+* **Punctuation stays with its maths.** A line may break between inline
+  maths (an inline block once MathJax has typeset it) and the ``).`` after
+  it, so a line could start with ``).``. :func:`keep_punctuation_with_maths`
+  wraps each inline formula and the punctuation that follows it in a
+  ``<span class="math-nowrap">`` (``_static/fit.css``).
+
 And one when the build ends:
 
 * **No error logs in the site.** When a notebook fails to execute, myst-nb
@@ -27,14 +33,17 @@ And one when the build ends:
   absolute paths in it. :func:`move_reports` moves that folder out, to
   ``_build/reports/<builder>/``, where the log stays readable.
 
-It also loads :mod:`tools.planner_data` and :mod:`tools.workshop_pages`
-(:data:`EXTENSIONS`), which write the planner's numbers from ``lib`` into the
-built book and the workshop's pages from its plan, so that ``_config.yml``
-names one local extension.
+It also loads (:data:`EXTENSIONS`) :mod:`tools.planner_data` and
+:mod:`tools.calculator_data`, which write the planner's and the calculator's
+numbers from ``lib`` into the built book, :mod:`tools.workshop_pages` (the
+workshop's pages from its plan), :mod:`tools.data_files` (the data files,
+downloadable) and :mod:`tools.run_note` (how to run a chapter), so that
+``_config.yml`` names one local extension.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -42,6 +51,7 @@ from typing import Any
 #: Asset file name -> the only pages (Sphinx docnames) that load it.
 PAGE_ONLY = {
     "calculator.js": ("book/calculator",),
+    "calculator-data.js": ("book/calculator",),
     "calculator.css": ("book/calculator",),
     "cheatsheet.css": ("book/cheatsheet",),
     "planner.js": ("book/planner",),
@@ -52,7 +62,8 @@ PAGE_ONLY = {
 
 #: Sibling extensions in ``tools/`` that this one sets up (the folder is on the
 #: path as ``tools/`` under Sphinx, as the package ``tools`` under pytest).
-EXTENSIONS = [f"{__package__}.{name}" if __package__ else name for name in ("planner_data", "workshop_pages")]
+EXTENSIONS = [f"{__package__}.{name}" if __package__ else name for name in
+              ("planner_data", "calculator_data", "data_files", "run_note")]
 
 #: Files of ours that replace a theme file of the same name (see
 #: ``_static/scripts/fontawesome.js``). The theme's template already loads
@@ -124,6 +135,23 @@ def fix_roles(body: str) -> str:
     return body
 
 
+#: An inline formula as Sphinx writes it, then the closing punctuation that follows it.
+_MATH_THEN_PUNCTUATION = re.compile(
+    r'(<span class="math notranslate nohighlight">\\\([^<]*?\\\)</span>)([)\]},.;:!?%’”]+)')
+
+
+def keep_punctuation_with_maths(body: str) -> str:
+    r"""Wrap inline maths and the punctuation right after it in one unbreakable span.
+
+    >>> keep_punctuation_with_maths('(at <span class="math notranslate nohighlight">\\(K = 2\\)</span>). Then')
+    '(at <span class="math-nowrap"><span class="math notranslate nohighlight">\\(K = 2\\)</span>).</span> Then'
+    >>> keep_punctuation_with_maths('<span class="math notranslate nohighlight">\\(x\\)</span> and '
+    ...                             '<span class="math notranslate nohighlight">\\(y\\)</span>.')
+    '<span class="math notranslate nohighlight">\\(x\\)</span> and <span class="math-nowrap"><span class="math notranslate nohighlight">\\(y\\)</span>.</span>'
+    """
+    return _MATH_THEN_PUNCTUATION.sub(r'<span class="math-nowrap">\1\2</span>', body)
+
+
 def singlehtml_handlers(handlers: dict) -> dict:
     """Visitors for the ``singlehtml`` builder: its own, then the ``html`` ones it lacks.
 
@@ -150,7 +178,7 @@ def _tweak(app: Any, pagename: str, templatename: str, context: dict, doctree: A
         if key in context:
             context[key] = [asset for asset in context[key] if keep(asset, pagename, single_page)]
     if isinstance(context.get("body"), str):
-        context["body"] = fix_roles(context["body"])
+        context["body"] = keep_punctuation_with_maths(fix_roles(context["body"]))
 
 
 def move_reports(outdir: Path, builder: str) -> Path | None:

@@ -14,6 +14,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from layout_support import NARROW, WIDE
 from site_support import PAGES, PageReport, book_html, report_page
 from tools.browser import chromium_path, launch, missing_book, missing_chromium, offline_context, serve
 from tools.prerequisites import require
@@ -50,7 +51,7 @@ def browser() -> Iterator[Any]:
 @pytest.fixture(scope="session")
 def context(browser: Any) -> Iterator[Any]:
     """A browser context that records every request (``context.requests``) and refuses outside ones."""
-    ctx = offline_context(browser, viewport={"width": 1280, "height": 900})
+    ctx = offline_context(browser, viewport={"width": WIDE, "height": 900})
     yield ctx
     ctx.close()
 
@@ -62,3 +63,19 @@ def page_reports(context: Any, base_url: str) -> dict[str, PageReport]:
 
     axe = Axe()
     return {path: report_page(context, base_url + path, axe) for path in PAGES}
+
+
+@pytest.fixture(scope="session")
+def phone_reports(browser: Any, base_url: str) -> Iterator[dict[str, PageReport]]:
+    """Every page once more, in a phone-sized window (no axe-core: ``page_reports`` runs it)."""
+    ctx = offline_context(browser, viewport={"width": NARROW, "height": 800})
+    try:
+        yield {path: report_page(ctx, base_url + path, width=NARROW) for path in PAGES}
+    finally:
+        ctx.close()
+
+
+@pytest.fixture(scope="session")
+def reports_by_width(page_reports: dict, phone_reports: dict) -> dict[int, dict[str, PageReport]]:
+    """``{1280: page_reports, 390: phone_reports}``."""
+    return {WIDE: page_reports, NARROW: phone_reports}

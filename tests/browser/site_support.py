@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from layout_support import WIDE, Navigation, exercise_navigation, measure
 from tools.browser import is_external, toc_pages, wait_for_mathjax
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -113,6 +114,11 @@ class PageReport:
     math_errors: list[str]
     images: list[dict]
     violations: list[dict]
+    #: :func:`layout_support.measure`, then :func:`layout_support.exercise_navigation`.
+    layout: dict = field(default_factory=dict)
+    navigation: Navigation = field(default_factory=Navigation)
+    #: Uncaught JavaScript errors while the menu button was used.
+    navigation_errors: list[str] = field(default_factory=list)
 
 
 IMAGES_JS = """async () => {
@@ -137,14 +143,23 @@ MATH_JS = """() => {
 }"""
 
 
-def report_page(context: Any, url: str, axe: Any) -> PageReport:
-    """Visit ``url`` once and gather everything the page tests check."""
+def report_page(context: Any, url: str, axe: Any = None, width: int = WIDE) -> PageReport:
+    """Visit ``url`` once and gather everything the page tests check (axe-core's only with ``axe``).
+
+    The layout is measured last but one, after axe-core; the menu button is
+    used last, since it changes the page.
+    """
     page, visit = open_page(context, url)
+    errors: list[str] = []
     try:
         math = page.evaluate(MATH_JS)
         images = page.evaluate(IMAGES_JS)
-        violations = axe.run(page).response["violations"]
+        violations = axe.run(page).response["violations"] if axe else []
+        layout = measure(page)
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        navigation = exercise_navigation(page, width)
     finally:
         page.close()
     return PageReport(visit=visit, math_elements=math["count"], math_without_output=math["missing"],
-                      math_errors=math["errors"], images=images, violations=violations)
+                      math_errors=math["errors"], images=images, violations=violations, layout=layout,
+                      navigation=navigation, navigation_errors=errors)

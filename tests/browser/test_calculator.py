@@ -4,6 +4,10 @@ Expected values come from ``lib.budget.Phase`` and ``lib.breakeven``; the
 test reads what the page *displays* and checks that it agrees with them to
 the precision shown (and that at least four significant digits are shown,
 so the check has teeth). Cases without a finite answer must be said in words.
+
+Two modes. The what-if mode (``mode=fixed``) takes Q, l and V as typed; the
+cases below run in it. The model mode, the page's default, prices V and l
+for each K as chapter 2's sweep does: ``test_calculator_model.py``.
 """
 
 from __future__ import annotations
@@ -27,11 +31,14 @@ PAGE = "book/calculator.html"
 NAMES = ["serial_ms", "divisible_ms", "efficiency", "transfers", "startup_ms",
          "transfer_bytes", "bandwidth_GBps", "devices"]
 
+#: Words that start an output with no finite value: no value works, or the value overflows.
+NO_VALUE = ("none", "too large")
+
 OUTPUTS = ["one_device_time", "split_time", "communication_time", "speedup",
            "parallel_efficiency", "overlap_bound", "break_even_divisible",
            "min_bandwidth", "min_efficiency"]
 
-BASE = dict(serial_ms="0.8", divisible_ms="12", efficiency="0.8", transfers="4", startup_ms="0.03",
+BASE = dict(mode="fixed", serial_ms="0.8", divisible_ms="12", efficiency="0.8", transfers="4", startup_ms="0.03",
             transfer_bytes="2000000", bandwidth_GBps="10", devices="2")
 
 # C at which the base case breaks even, from the library (an independent route to T1 = T2).
@@ -55,6 +62,8 @@ CASES = {
     "eight devices": dict(devices="8", efficiency="0.6", transfers="16", transfer_bytes="5e5"),
     "tiny messages": dict(startup_ms="1e-5", transfer_bytes="10", bandwidth_GBps="400"),
     "nothing at all": dict(serial_ms="0", divisible_ms="0", transfers="0"),
+    "a transfer overflows to infinity": dict(transfer_bytes="1e308", bandwidth_GBps="1e-9"),
+    "break-even overflows": dict(transfer_bytes="1e300", bandwidth_GBps="1e-4", efficiency="0.5000000000000001"),
 }
 
 _SUPER = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
@@ -82,7 +91,7 @@ def parse_displayed(text: str) -> tuple[float, float, int]:
 
 def phase_for(values: dict[str, str]) -> Phase:
     """The library's Phase for one set of calculator inputs (strings as typed)."""
-    v = {name: float(text) for name, text in values.items()}
+    v = {name: float(text) for name, text in values.items() if name != "mode"}
     return Phase(serial=v["serial_ms"] * ms, divisible=v["divisible_ms"] * ms, efficiency=v["efficiency"],
                  transfers=v["transfers"], startup=v["startup_ms"] * ms, transfer_bytes=v["transfer_bytes"],
                  bandwidth=v["bandwidth_GBps"] * GB / s, devices=v["devices"])
@@ -114,7 +123,8 @@ def read_outputs(page) -> dict[str, str]:
 
 
 def read_inputs(page) -> dict[str, str]:
-    return {name: page.locator(f'input[name="{name}"]').input_value() for name in NAMES}
+    mode = page.locator('input[name="mode"]:checked').get_attribute("value")
+    return {"mode": mode, **{name: page.locator(f'input[name="{name}"]').input_value() for name in NAMES}}
 
 
 @pytest.fixture()
@@ -159,7 +169,7 @@ def test_calculator_agrees_with_lib(calculator, name):
             assert text.startswith("undefined"), where
             continue
         if math.isinf(want):
-            assert text.startswith("none"), where
+            assert text.startswith(NO_VALUE), where
             continue
         value, half, digits = parse_displayed(text)
         assert abs(value - want) <= half * (1 + 1e-9) + 1e-300, where
@@ -174,7 +184,7 @@ def test_calculator_agrees_with_lib(calculator, name):
 
 
 def test_typing_updates_live(calculator):
-    page = calculator()
+    page = calculator({"mode": "fixed"})
     assert read_inputs(page) == BASE, "the page does not start at the base case"
     before = read_outputs(page)["split_time"]
     page.fill('input[name="devices"]', "4")
@@ -185,7 +195,7 @@ def test_typing_updates_live(calculator):
 
 
 def test_url_round_trip(calculator):
-    page = calculator()
+    page = calculator({"mode": "fixed"})
     scenario = {**BASE, "divisible_ms": "3.5", "devices": "4", "bandwidth_GBps": "25"}
     for name in ("divisible_ms", "devices", "bandwidth_GBps"):
         page.fill(f'input[name="{name}"]', scenario[name])
@@ -196,7 +206,7 @@ def test_url_round_trip(calculator):
     assert link == address.split("#")[0], "the shareable link differs from the address"
     shown = read_outputs(page)
 
-    again = calculator()  # a fresh tab, then the shared link
+    again = calculator({"devices": "7"})  # a fresh tab, then the shared link
     again.goto(link)
     assert read_inputs(again) == scenario
     assert read_outputs(again) == shown
@@ -219,6 +229,8 @@ def test_copy_link_button_says_what_happened(calculator, context, base_url):
     ("efficiency", "0", "(0, 1]"),
     ("devices", "2.5", "whole number"),
     ("devices", "0", "≥ 1"),
+    ("devices", "1e9", "at most 4096"),
+    ("devices", "1e3", "written in digits"),
     ("transfers", "-1", "≥ 0"),
     ("bandwidth_GBps", "0", "> 0"),
     ("serial_ms", "-0.1", "≥ 0"),
@@ -227,7 +239,7 @@ def test_copy_link_button_says_what_happened(calculator, context, base_url):
     ("divisible_ms", "", "empty"),
 ])
 def test_invalid_input_is_marked_at_the_field(calculator, name, typed, rule):
-    page = calculator()
+    page = calculator({"mode": "fixed"})
     field = page.locator(f'input[name="{name}"]')
     field.fill(typed)
     assert field.get_attribute("aria-invalid") == "true"
@@ -246,7 +258,7 @@ def test_invalid_input_is_marked_at_the_field(calculator, name, typed, rule):
 
 
 def test_chart_follows_the_inputs(calculator):
-    page = calculator()
+    page = calculator({"mode": "fixed"})
     chart = page.locator("#calc-chart")
     assert chart.get_attribute("role") == "img"
     assert page.locator("#calc-chart circle.calc-breakeven").count() == 1
@@ -280,7 +292,7 @@ def test_file_copy_shares_a_relative_link_that_opens_anywhere(browser, site_dir)
     context.on("request", lambda request: requests.append(request.url))
     try:
         page = context.new_page()
-        page.goto((site_dir / PAGE).resolve().as_uri())
+        page.goto((site_dir / PAGE).resolve().as_uri() + "?mode=fixed")
         page.fill('input[name="devices"]', "4")
         link = page.locator("#calc-link").input_value()
         assert link.startswith("calculator.html?") and "file:" not in link and str(site_dir) not in link
@@ -289,10 +301,10 @@ def test_file_copy_shares_a_relative_link_that_opens_anywhere(browser, site_dir)
         other.goto((site_dir / PAGE).resolve().as_uri())
         other.fill("#calc-open", link.replace("devices=4", "devices=3"))
         other.click("#calc-open-button")
-        assert read_inputs(other) == {**BASE, "devices": "3"}
-        other.fill("#calc-open", "file:///home/teacher/html/book/calculator.html?serial_ms=5&devices=8#top")
+        assert read_inputs(other) == {**BASE, "devices": "3"}, "a shared what-if link opens in the what-if mode"
+        other.fill("#calc-open", "file:///home/teacher/html/book/calculator.html?serial_ms=5&devices=8&startup_ms=0.03#top")
         other.press("#calc-open", "Enter")
-        assert read_inputs(other) == {**BASE, "serial_ms": "5", "devices": "8"}
+        assert read_inputs(other) == {**BASE, "serial_ms": "5", "devices": "8"}, "an old link (no mode, with l) is what-if"
         other.fill("#calc-open", "no scenario here")
         other.click("#calc-open-button")
         assert "no scenario" in other.locator("#calc-copy-status").inner_text()
@@ -337,3 +349,23 @@ def test_projector_layout_fits_inputs_and_results_on_one_screen(browser, base_ur
         again.wait_for_function("document.getElementById('calc').classList.contains('calc-projector')")
         again.wait_for_timeout(300)
         assert not _off_screen(again), _off_screen(again)
+
+
+def test_overflow_says_why(calculator):
+    """A transfer whose V/B overflows: the reasons name the overflow, not K eta <= 1 or the startups."""
+    page = calculator({**BASE, **CASES["a transfer overflows to infinity"]})
+    shown = read_outputs(page)
+    assert shown["communication_time"].startswith("too large"), shown
+    assert shown["break_even_divisible"].startswith("too large") and "K·η ≤ 1" not in shown["break_even_divisible"]
+    assert shown["min_bandwidth"].startswith("too large") and "startup" not in shown["min_bandwidth"], shown
+    assert "too large" in shown["min_efficiency"], shown
+    tiny_saving = read_outputs(calculator({**BASE, **CASES["break-even overflows"]}))
+    assert tiny_saving["break_even_divisible"].startswith("too large"), tiny_saving  # K eta is just above 1
+    assert tiny_saving["min_bandwidth"].startswith("none: the startup cost"), tiny_saving
+
+
+@pytest.mark.parametrize("devices, words", [("1", "With 1 device nothing is split"), ("2", "With 2 devices")])
+def test_verdict_counts_devices_in_words(calculator, devices, words):
+    page = calculator({**BASE, "devices": devices})
+    verdict = page.locator("#calc-verdict").inner_text()
+    assert verdict.startswith(words) and "1 devices" not in verdict, verdict

@@ -1,0 +1,95 @@
+"""Tables, layout names and code that fit, on every page at 1280 and 390 px (issue 23, acceptance 3).
+
+The visits are the ``page_reports`` and ``phone_reports`` fixtures of
+conftest.py; :mod:`layout_support` says what is measured. The styles under
+test are ``_static/fit.css`` and ``_static/layout-names.js``. The last test
+shows the measurements on a page built to fail them, so that a pass means
+something.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from layout_support import MAX_ROW_PX, NARROW, WIDE, measure
+from site_support import PAGES
+
+pytestmark = pytest.mark.browser
+
+WIDTHS = [WIDE, NARROW]
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_no_table_row_taller_than_the_limit_on_a_laptop(page_reports, path):
+    rows = page_reports[path].layout["tallRows"]
+    assert not rows, f"{path} at {WIDE} px: rows taller than {MAX_ROW_PX} px: {rows}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", PAGES)
+def test_no_layout_name_broken_across_lines(reports_by_width, path, width):
+    broken = reports_by_width[width][path].layout["brokenNames"]
+    assert not broken, f"{path} at {width} px: layout names split over two lines: {broken}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", PAGES)
+def test_no_code_or_output_line_clipped(reports_by_width, path, width):
+    clipped = reports_by_width[width][path].layout["clippedLines"]
+    assert not clipped, f"{path} at {width} px: lines wider than their box: {clipped}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", PAGES)
+def test_no_line_starts_with_punctuation_after_maths(reports_by_width, path, width):
+    stranded = reports_by_width[width][path].layout["strandedPunctuation"]
+    assert not stranded, f"{path} at {width} px: punctuation pushed to the next line after maths: {stranded}"
+
+
+def test_the_pages_have_what_is_measured(page_reports):
+    # Guards the tests above against passing because they look at nothing.
+    layouts = [report.layout for report in page_reports.values()]
+    assert sum(layout["tables"] for layout in layouts) >= 10
+    assert sum(layout["codeBlocks"] for layout in layouts) >= 100
+    assert sum(layout["namesSeen"] for layout in layouts) >= 10
+
+
+#: Everything the tests above look for, wrong: a squeezed table row, a layout name in a narrow
+#: box, a code line wider than its column, and two search buttons.
+BAD_ARTICLE = """<table><tr><td>tp1-pp1-dp8</td><td>a</td><td>b</td><td>c</td>
+<td>weights alone need 141.1 GB per device, more than the 77.3 GB usable</td></tr></table>
+<p style="width: 60px">see tp1-pp1-dp8</p>
+<pre>print("a line far longer than the two hundred pixels of this column, cut off")</pre>
+<p>at <span class="math"><span style="display: inline-block; width: 195px">K</span></span>). Then</p>
+<button class="search-button__button">Search</button><button class="search-button__button">Search</button>"""
+
+
+def test_measurements_catch_a_bad_page(context):
+    page = context.new_page()
+    try:
+        page.set_content(f'<article class="bd-article" style="width: 200px">{BAD_ARTICLE}</article>')
+        found = measure(page, max_row=40)
+    finally:
+        page.close()
+    assert found["tallRows"] and found["tallRows"][0]["height"] > 40, found
+    assert found["brokenNames"] == ["tp1-pp1-dp8", "tp1-pp1-dp8"], found
+    assert found["clippedLines"] and found["clippedLines"][0]["line"].startswith('print("a line'), found
+    assert len(found["searchBoxes"]) == 2, found
+    assert found["strandedPunctuation"] == ["K)"], found
+
+
+def test_the_books_styles_mend_the_same_content(context, base_url):
+    """The bad article inside a page of the book: fit.css and layout-names.js leave nothing to report."""
+    page = context.new_page()
+    try:
+        page.goto(base_url + "book/intro.html")
+        page.evaluate("""(html) => new Promise((done) => {
+            document.querySelector("article.bd-article").innerHTML = html;
+            requestAnimationFrame(() => requestAnimationFrame(done));
+        })""", BAD_ARTICLE)
+        found = measure(page)
+    finally:
+        page.close()
+    assert found["namesSeen"] == 2 and not found["brokenNames"], found
+    assert not found["clippedLines"], found
+    assert not found["tallRows"], found
