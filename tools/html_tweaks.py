@@ -63,7 +63,7 @@ PAGE_ONLY = {
 #: Sibling extensions in ``tools/`` that this one sets up (the folder is on the
 #: path as ``tools/`` under Sphinx, as the package ``tools`` under pytest).
 EXTENSIONS = [f"{__package__}.{name}" if __package__ else name for name in
-              ("planner_data", "calculator_data", "data_files", "run_note")]
+              ("planner_data", "calculator_data", "workshop_pages", "data_files", "run_note")]
 
 #: Files of ours that replace a theme file of the same name (see
 #: ``_static/scripts/fontawesome.js``). The theme's template already loads
