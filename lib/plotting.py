@@ -80,6 +80,8 @@ def enforce_min_font(fig: Figure, minimum: float = MIN_FONT_PT) -> int:
     """
     raised = 0
     for ax in fig.axes:
+        if not ax.axison:       # a diagram's hidden axes: asking for tick labels would make some
+            continue
         for axis in (ax.xaxis, ax.yaxis):
             for which in ("major", "minor"):
                 small = [label for label in axis.get_ticklabels(which=which) if label.get_fontsize() < minimum]

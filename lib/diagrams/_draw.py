@@ -14,13 +14,13 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
-from lib.plotting import COLORS, MICROBATCH_COLORS, figure
+from lib.plotting import COLORS, MICROBATCH_COLORS, MIN_FONT_PT, figure
 
 __all__ = ["MIN_FONT", "MAX_WIDTH", "canvas", "box", "label", "arrow", "tint", "shade", "register", "alt_text",
            "diagram_data", "short_link"]
 
-#: The smallest text of any diagram, in points.
-MIN_FONT = 9
+#: The smallest text of any diagram, in points: the book's figure minimum (:data:`lib.plotting.MIN_FONT_PT`).
+MIN_FONT = MIN_FONT_PT
 #: The widest a diagram may be, in inches.
 MAX_WIDTH = 8.0
 

@@ -52,7 +52,7 @@ def three_splits_data(config: ModelConfig | None = None, moe: ModelConfig | None
     routed = ", ".join(f"E{e}" for e in experts["routed_to"])
     panels = [
         {"split": "tensor", "title": "Tensor: split every layer", "gpus": tensor,
-         "exchange": f"{len(block['allreduces'])} all-reduces per layer, {block['hidden'] * 2:,} B per token each"},
+         "exchange": f"{len(block['allreduces'])} all-reduces a layer, {block['hidden'] * 2:,} B a token"},
         {"split": "pipeline", "title": "Pipeline: split the stack of layers", "gpus": stages,
          "exchange": f"1 hop per token, {pipe['hop_bytes_per_token']:,} B"},
         {"split": "replicas", "title": "Replicas: copy the model, split the users",
