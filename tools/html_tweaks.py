@@ -54,6 +54,7 @@ PAGE_ONLY = {
     "calculator-data.js": ("book/calculator",),
     "calculator.css": ("book/calculator",),
     "cheatsheet.css": ("book/cheatsheet",),
+    "exercise-sheet.css": ("book/exercise-sheet",),
     "planner.js": ("book/planner",),
     "planner.css": ("book/planner",),
     "planner-data.js": ("book/planner",),

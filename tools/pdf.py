@@ -62,11 +62,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from tools.browser import (
     is_external, launch, missing_book, missing_chromium, offline_context, serve, toc_pages, wait_for_mathjax,
 )
 from tools.pdf_page import (
-    DROP_PRINT_RULES_JS, OVERFLOW_JS, PART_HEADINGS_JS, PREPARE_JS, footer_template, page_css, printable_width_px,
+    DROP_PRINT_RULES_JS, OVERFLOW_JS, PART_HEADINGS_JS, PREPARE_JS, footer_template, page_css, part_openings,
+    printable_width_px,
 )
 from tools.prerequisites import beside_python
 
@@ -174,7 +177,7 @@ def print_pdf(site: Path = SITE, target: Path = PDF, toc: Path = Path("_toc.yml"
             images = page.evaluate(PREPARE_JS)
             if images["broken"]:
                 raise RuntimeError(f"{len(images['broken'])} images did not load, e.g. {images['broken'][0]}")
-            parts = page.evaluate(PART_HEADINGS_JS)
+            parts = page.evaluate(PART_HEADINGS_JS, part_openings(yaml.safe_load(Path(toc).read_text("utf-8"))))
             page.add_style_tag(content=page_css())
             page.emulate_media(media="print")
             overflow = page.evaluate(OVERFLOW_JS)

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import html
 
+from tools.browser import toc_parts
+
 __all__ = [
     "TITLE", "PAGE_MM", "MARGINS_MM", "PRINT_CSS", "PREPARE_JS", "PART_HEADINGS_JS", "DROP_PRINT_RULES_JS",
-    "OVERFLOW_JS", "printable_width_px", "page_css", "footer_template",
+    "OVERFLOW_JS", "part_openings", "printable_width_px", "page_css", "footer_template",
 ]
 
 #: In every page footer, beside the page number.
@@ -135,28 +137,38 @@ async () => {
 }
 """
 
-#: Give each part of the table of contents a heading of its own, before its first page.
-#: The print-only contents at the top of the page list each part's caption, then its pages.
+#: Give each part of the table of contents a heading of its own, before its first page. The argument
+#: lists ``[caption, first page]`` per part (:func:`part_openings`), from ``_toc.yml`` itself: the
+#: theme's print-only contents cannot be used, since pydata-sphinx-theme drops it whole when the first
+#: part holds a single page (its ``generate_toc_html`` takes a lone first entry for the page title).
 #: Returns the number of part headings made.
 PART_HEADINGS_JS = """
-() => {
+(parts) => {
+  // one bookmark per part: the heading made here, not the print-only contents' caption
+  document.querySelectorAll('#jb-print-toc p.caption').forEach(caption => caption.removeAttribute('role'));
   let made = 0;
-  for (const caption of document.querySelectorAll('#jb-print-toc nav p.caption')) {
-    let list = caption.nextElementSibling;
-    while (list && list.tagName !== 'UL') list = list.nextElementSibling;
-    const first = list && list.querySelector('a[href^="#document-"]');
-    const anchor = first && document.getElementById(decodeURIComponent(first.getAttribute('href').slice(1)));
+  for (const [caption, first] of parts) {
+    const anchor = document.getElementById('document-' + first);
     if (!anchor) continue;
-    caption.removeAttribute('role');  // one bookmark per part: the heading below, not this caption
     const heading = document.createElement('h1');
     heading.className = 'pdf-part';
-    heading.textContent = caption.textContent.trim();
+    heading.textContent = caption;
     anchor.parentNode.insertBefore(heading, anchor);
     made += 1;
   }
   return made;
 }
 """
+
+
+def part_openings(toc: dict) -> list[list[str]]:
+    """``[caption, first page]`` of each part of a parsed ``_toc.yml`` that has a caption and a page.
+
+    >>> part_openings({"root": "intro", "parts": [{"caption": "One", "chapters": [{"file": "a/b"}]}]})
+    [['One', 'a/b']]
+    """
+    return [[caption, pages[0].removesuffix(".html")] for caption, pages in toc_parts(toc) if caption and pages]
+
 
 #: Delete the ``@media print`` rules of the style sheets named in the argument.
 DROP_PRINT_RULES_JS = """
