@@ -52,6 +52,8 @@ html body :is(*, .admonition, div.admonition, details, .sd-card, div.highlight, 
 .bd-container, .bd-container__inner, .bd-main, .bd-content, .bd-article-container, .bd-article {
   max-width: none !important; width: auto !important; padding: 0 !important; margin: 0 !important;
   overflow: visible !important;
+  /* a flex item as wide as the page, never as its widest line: what does not fit shows as overflow */
+  min-width: 0 !important;
 }
 
 /* Cells whose code the HTML book hides (hide-input) show their outputs only. */
@@ -101,6 +103,11 @@ table :is(td, th) code, table :is(td, th) code .pre {
 img, svg, figure { max-width: 100% !important; height: auto; }
 .pst-scrollable-table-container, .table-wrapper { overflow: visible !important; }
 table { max-width: 100% !important; font-size: 0.85em; }
+/* The screen's wide tables (_static/fit.css: natural width, a scrolling box, the first column pinned)
+   would widen the whole page on paper: here every table takes the page's width and wraps. */
+.bd-article table { width: 100% !important; min-width: 0 !important; }
+.bd-article table :is(td, th) > :is(p, div) { max-width: none !important; }
+.bd-article table tr > :first-child { position: static !important; }
 mjx-container[display="true"], .math-wrapper { overflow: visible !important; max-width: 100%; }
 
 /* Links and captions stay readable on paper (the theme's light grey captions are faint in print). */
