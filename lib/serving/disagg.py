@@ -1,6 +1,6 @@
 """Disaggregated serving: prompts computed on one pool of devices, tokens generated on another.
 
-Introduced in chapter 10 (the splits engines use today). A colocated replica
+Introduced in chapter 12 (the splits engines use today). A colocated replica
 runs each prompt's chunks inside the same steps as everyone's decodes, so a
 long prompt slows every running sequence and the token budget that keeps
 TPOT in check also rations the prompts. Disaggregation (DistServe, Splitwise,

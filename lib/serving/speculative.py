@@ -1,6 +1,6 @@
 """Speculative decoding: spare FLOPs at small batch traded for fewer sequential steps.
 
-Introduced in chapter 10 (the splits engines use today). A cheap drafter
+Introduced in chapter 12 (the splits engines use today). A cheap drafter
 proposes ``gamma`` tokens; the model checks all of them in one forward pass
 of ``gamma + 1`` tokens per sequence and keeps the longest prefix it agrees
 with, plus one token of its own. If each drafted token is accepted with
