@@ -1,0 +1,121 @@
+/*
+ * The layout planner's device map (book/planner.md): which GPU holds which replica, stage, tensor
+ * rank and layers, and which link each collective crosses. A mirror of the placement part of
+ * lib/diagrams/data.py device_map_data (ranks numbered tensor rank first, then stage, then replica,
+ * filling servers in order; a group that spans servers all-reduces over the network; a pipeline hop
+ * between servers crosses it), drawn as SVG with the same facts in words below it.
+ * tests/browser/test_planner.py compares the placement with lib's. Sets window.PlannerMap.
+ */
+(function () {
+  "use strict";
+
+  var SVG = "http://www.w3.org/2000/svg";
+  var REPLICA_FILLS = ["#D6E9F8", "#FBE3CC", "#D4F0E5", "#F3DDE9", "#EDEDC9", "#E4E0F5"];
+  var STROKE = { "all-reduce": "#D55E00", "send": "#009E73" };
+
+  /* lib.serving.layout.stage_layers as [start, stop) ranges (the first layers % stages stages hold one more). */
+  function layerRanges(layers, stages) {
+    var ranges = [], start = 0;
+    for (var i = 0; i < stages; i++) {
+      var count = Math.floor(layers / stages) + (i < layers % stages ? 1 : 0);
+      ranges.push([start, start + count]);
+      start += count;
+    }
+    return ranges;
+  }
+
+  /* device_map_data's gpus and collectives (placement and links; no timings). */
+  function data(layers, layout, perNode, link, interLink) {
+    var tp = layout.tp, pp = layout.pp, dp = layout.dp, ranges = layerRanges(layers, pp);
+    var node = function (g) { return Math.floor(g / perNode); };
+    var group = function (r, s) { var first = (r * pp + s) * tp, out = []; for (var i = 0; i < tp; i++) { out.push(first + i); } return out; };
+    var gpus = [], collectives = [];
+    for (var g = 0; g < tp * pp * dp; g++) {
+      var stage = Math.floor(g / tp) % pp;
+      gpus.push({ gpu: g, server: node(g), slot: g % perNode, replica: Math.floor(g / (tp * pp)), stage: stage,
+                  tp_rank: g % tp, layers: ranges[stage] });
+    }
+    for (var r = 0; r < dp; r++) {
+      for (var s = 0; s < pp; s++) {
+        var members = group(r, s), across = node(members[0]) !== node(members[members.length - 1]);
+        if (tp > 1) {
+          collectives.push({ kind: "all-reduce", replica: r, stage: s, gpus: members, across_servers: across,
+                             link: across ? interLink : link });
+        }
+      }
+      for (var b = 0; b + 1 < pp; b++) {
+        var from = group(r, b), to = group(r, b + 1), apart = node(from[from.length - 1]) !== node(to[0]);
+        collectives.push({ kind: "send", replica: r, from_stage: b, to_stage: b + 1, from_gpus: from, to_gpus: to,
+                           across_servers: apart, link: apart ? interLink : link });
+      }
+    }
+    return { layout: layout.name, servers: Math.ceil(gpus.length / perNode), devices_per_node: perNode,
+             gpus: gpus, collectives: collectives };
+  }
+
+  function el(name, attrs, text) {
+    var e = document.createElementNS(SVG, name);
+    Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
+    if (text !== undefined) { e.textContent = text; }
+    return e;
+  }
+
+  function span(list) { return list.length === 1 ? "GPU " + list[0] : "GPUs " + list[0] + "–" + list[list.length - 1]; }
+
+  /* One sentence per collective, as the figure's words. */
+  function words(c) {
+    if (c.kind === "all-reduce") {
+      return "Replica " + c.replica + ", stage " + c.stage + ": " + span(c.gpus) + " all-reduce over " + c.link.name +
+        (c.across_servers ? " (across servers)" : "") + ".";
+    }
+    return "Replica " + c.replica + ": stage " + c.from_stage + " sends to stage " + c.to_stage + " (" +
+      span(c.from_gpus) + " to " + span(c.to_gpus) + ") over " + c.link.name + ".";
+  }
+
+  /* The map in ``figure`` (an element with an <svg> and a <ul>): one row of boxes per server. */
+  function draw(figure, map) {
+    var svg = figure.querySelector("svg"), list = figure.querySelector("ul");
+    var cols = Math.min(map.devices_per_node, 8), rowsPerServer = Math.ceil(map.devices_per_node / cols);
+    var w = 92, h = 62, gap = 8, pad = 10, band = 26;
+    var serverH = rowsPerServer * (h + gap) + band, width = pad * 2 + cols * (w + gap);
+    var height = map.servers * (serverH + gap) + pad;
+    svg.setAttribute("viewBox", "0 0 " + width + " " + height);
+    while (svg.firstChild) { svg.removeChild(svg.firstChild); }
+    var at = {};
+    for (var s = 0; s < map.servers; s++) {
+      var top = pad / 2 + s * (serverH + gap);
+      svg.appendChild(el("rect", { x: pad / 2, y: top, width: width - pad, height: serverH, rx: 8,
+                                   fill: "#FAFAFA", stroke: "#999" }));
+      svg.appendChild(el("text", { x: pad, y: top + 17, "font-size": 13, "font-weight": "bold" }, "server " + s));
+    }
+    map.gpus.forEach(function (g) {
+      var x = pad + (g.slot % cols) * (w + gap);
+      var y = pad / 2 + g.server * (serverH + gap) + band + Math.floor(g.slot / cols) * (h + gap);
+      at[g.gpu] = { x: x, y: y };
+      svg.appendChild(el("rect", { x: x, y: y, width: w, height: h, rx: 5, fill: REPLICA_FILLS[g.replica % REPLICA_FILLS.length],
+                                   stroke: "#333", "data-gpu": g.gpu }));
+      [["GPU " + g.gpu, "bold"], ["replica " + g.replica, "normal"], ["stage " + g.stage + ", rank " + g.tp_rank, "normal"],
+       ["layers " + g.layers[0] + "–" + (g.layers[1] - 1), "normal"]].forEach(function (line, i) {
+        svg.appendChild(el("text", { x: x + 5, y: y + 14 + 14 * i, "font-size": 12, "font-weight": line[1] }, line[0]));
+      });
+    });
+    map.collectives.forEach(function (c) {
+      var a = c.kind === "all-reduce" ? at[c.gpus[0]] : at[c.from_gpus[c.from_gpus.length - 1]];
+      var b = c.kind === "all-reduce" ? at[c.gpus[c.gpus.length - 1]] : at[c.to_gpus[0]];
+      var lift = c.kind === "all-reduce" ? 2 : 6;
+      svg.appendChild(el("line", { x1: a.x + w / 2, y1: a.y + h - lift, x2: b.x + w / 2, y2: b.y + h - lift,
+                                   stroke: STROKE[c.kind], "stroke-width": 3,
+                                   "stroke-dasharray": c.across_servers ? "6 4" : "none" }));
+    });
+    while (list.firstChild) { list.removeChild(list.firstChild); }
+    var sentences = map.collectives.length ? map.collectives.map(words)
+      : ["Every GPU holds the whole model; replicas exchange nothing."];
+    sentences.forEach(function (text) { var li = document.createElement("li"); li.textContent = text; list.appendChild(li); });
+    svg.setAttribute("aria-label", "Device map of " + map.layout + " on " + map.servers + " server" +
+                     (map.servers > 1 ? "s" : "") + " of " + map.devices_per_node + " GPUs. " + sentences.join(" "));
+    figure.setAttribute("data-layout", map.layout);
+    figure.setAttribute("data-map", JSON.stringify(map));
+  }
+
+  window.PlannerMap = { data: data, draw: draw, layerRanges: layerRanges };
+}());
