@@ -55,6 +55,8 @@ PAGE_ONLY = {
     "calculator.css": ("book/calculator",),
     "cheatsheet.css": ("book/cheatsheet",),
     "planner.js": ("book/planner",),
+    "planner-model.js": ("book/planner",),
+    "planner-collectives.js": ("book/planner",),
     "planner.css": ("book/planner",),
     "planner-data.js": ("book/planner",),
     "scenario-link.js": ("book/calculator", "book/planner"),
