@@ -9,9 +9,9 @@
  *   lib/serving/memory.py                  memory_fit and its helpers
  *   lib/serving/operators.py               pass_work, tp_allreduce
  *   lib/serving/step.py                    decode_step, prefill_lumps, prefill_time, hop_time
- *   lib/serving/plan.py                    plan, best (without targets), frontier
- * Not mirrored: lib.serving.capacity (capacity under latency targets; here the targets only mark the rows
- * that miss them, as plan's meets_slo does) and attention run data-parallel (expert_parallel="all").
+ *   lib/serving/plan.py                    plan, best, frontier
+ * With a latency target, plan's capacity fields come from window.PlannerCapacity (planner-capacity.js,
+ * lib/serving/capacity.py). Not mirrored: attention run data-parallel (expert_parallel="all" or "both").
  * Collectives are window.PlannerCollectives (planner-collectives.js); every number comes from
  * window.PLANNER_DATA (tools/planner_data.py), read when plan() runs. Sets window.PlannerModel.
  */
@@ -307,7 +307,7 @@
     var fixed = layers * e.layer_overhead + (last ? e.step_overhead : 0.0);
     var ops = [linear, attention, head];
     return {
-      head: head, communication: communication, fixed: fixed,
+      ops: ops, head: head, communication: communication, fixed: fixed,
       computeBound: sum(ops.map(function (op) { return op.computeTime > op.memoryTime ? op.time : 0.0; })),
       time: sum(ops.map(function (op) { return op.time; })) + communication + fixed
     };
@@ -353,7 +353,7 @@
   function loop(s, l, m, w) {
     var hop = hopTime(s.cluster, l, (w.decode + w.prefill) * s.config.hidden * D.serving.activation_bytes);
     var works = stageWorks(s, l, w), times = works.map(function (x) { return x.time; });
-    return { tpot: Math.max(sum(times) + hop, m * maxOf(times)), times: times, works: works };
+    return { tpot: Math.max(sum(times) + hop, m * maxOf(times)), times: times, works: works, hop: hop };
   }
 
   /* A pass's work: the keyword arguments of pass_work. */
@@ -405,7 +405,23 @@
     var slowest = alone.works[alone.times.indexOf(maxOf(alone.times))];
     var bound = 2 * slowest.computeBound > slowest.time - slowest.fixed - slowest.communication ? "compute" : "memory";
     return { tpot: tpot, prefillShare: 1 - idle.tpot / tpot, tokensPerStep: decode + mean, bound: bound,
-      communicationShare: slowest.communication / slowest.time };
+      communicationShare: slowest.communication / slowest.time, stageTimes: alone.times, works: alone.works,
+      hop: alone.hop };
+  }
+
+  /* loop_time: one step in which each microbatch decodes d sequences and computes prefill prompt tokens
+     (sampled: one per decoding sequence; prompts as pass_work takes them, unused without attention-DP). */
+  function loopTime(s, l, d, context, prefill, prefillContext) {
+    var m = Math.min(l.pp, Math.max(1.0, Math.ceil(d)));
+    return loop(s, l, m, work(d, context, prefill || 0.0, prefillContext || 0.0, Math.max(d, 1.0))).tpot;
+  }
+
+  /* kv_token_capacity: tokens of KV cache one replica holds beside its weights and activations. */
+  function kvTokenCapacity(s, l) {
+    var e = s.engine, c = s.config;
+    var usable = usableBytes(e, s.device, l.tp), weights = maxOf(stageWeightBytes(c, l, e));
+    var activations = activationBytes(c, Math.max(e.max_num_batched_tokens, 0), l.tp, Math.max(e.max_num_seqs, 0));
+    return Math.max(0.0, usable - weights - activations) / kvPerTokenPerDevice(c, l, e.kv_bytes);
   }
 
   /* prefill_time: one prompt on an idle replica, chunked by the token budget, then its first token sampled. */
@@ -452,8 +468,9 @@
     return out;
   }
 
-  /* One layout's row: the fields of lib.serving.PlanRow (SI units), capacity left out. */
-  function planRow(s, l) {
+  /* One layout's row: the fields of lib.serving.PlanRow (SI units); with a target and withCapacity, the
+     capacity fields from planner-capacity.js. */
+  function planRow(s, l, withCapacity) {
     var c = s.config, n = s.devices;
     var perReplica = Math.ceil(s.batch / l.dp);
     var fit = memoryFit(c, s.device, l, perReplica, s.promptTokens + s.outputTokens, s.engine);
@@ -461,6 +478,8 @@
     var ttft = prefillTime(s, l), tokensPerS = s.batch / step.tpot;
     var missed = misses(s, ttft, step.tpot);
     var scheduler = schedulerReason(perReplica, step.tokensPerStep, s.engine);
+    var targets = s.ttftLimit !== null || s.tpotLimit !== null;
+    var under = targets && withCapacity ? window.PlannerCapacity.capacity(s, l) : null;
     return {
       name: layoutName(l), tp: l.tp, pp: l.pp, dp: l.dp, devices: n, expertParallel: l.ep,
       fits: fit.fits && !scheduler, meetsSlo: missed.length === 0, reason: fit.reason || scheduler || missed.join("; "),
@@ -469,20 +488,35 @@
       ttft: ttft, tpot: step.tpot, tokensPerS: tokensPerS, tokensPerSPerDevice: tokensPerS / n,
       tokensPerSPerUser: 1 / step.tpot, requestsPerS: tokensPerS / s.outputTokens, prefillShare: step.prefillShare,
       bound: step.bound, communicationShare: step.communicationShare,
-      costPerMillionTokens: s.price === null ? null : s.price * n / 3600 / tokensPerS * 1e6
+      costPerMillionTokens: s.price === null ? null : s.price * n / 3600 / tokensPerS * 1e6,
+      capacity: under ? under.rate : null, requestsPerSPerDevice: under ? under.ratePerDevice : null,
+      binding: under ? under.binding : null,
+      capacityTtft: under && under.load ? under.load.ttftQuantile : null,
+      capacityTpot: under && under.load ? under.load.tpotQuantile : null
     };
   }
 
-  /* plan: one row per layout whose tensor-parallel group sits well on the servers. */
-  function plan(s) {
+  /* plan: one row per layout whose tensor-parallel group sits well on the servers; with a target, each
+     row's capacity under the targets too, unless withoutCapacity (the frontier, which does not use it). */
+  function plan(s, withoutCapacity) {
     load();
+    var withCapacity = !withoutCapacity && !!window.PlannerCapacity;
     return layouts(s.config, s.devices, s.expertParallel).filter(function (l) { return holdsGroup(s.cluster, l.tp); })
-      .map(function (l) { return planRow(s, l); });
+      .map(function (l) { return planRow(s, l, withCapacity); });
   }
 
-  /* best without targets' capacity: most tokens/s per device among rows that fit and meet the targets. */
+  /* best: with capacities, the most requests/s per device above zero; without, the most tokens/s per
+     device among rows that fit and meet the targets. Ties go to the lower TPOT. */
   function best(rows) {
     var chosen = null;
+    if (rows.some(function (row) { return row.capacity !== null; })) {
+      rows.forEach(function (row) {
+        if (!row.requestsPerSPerDevice) { return; }
+        if (chosen === null || row.requestsPerSPerDevice > chosen.requestsPerSPerDevice ||
+            (row.requestsPerSPerDevice === chosen.requestsPerSPerDevice && row.tpot < chosen.tpot)) { chosen = row; }
+      });
+      return chosen;
+    }
     rows.forEach(function (row) {
       if (!row.fits || !row.meetsSlo) { return; }
       if (chosen === null || row.tokensPerSPerDevice > chosen.tokensPerSPerDevice ||
@@ -496,7 +530,7 @@
     load();
     var points = [];
     (batches || D.serving.frontier_batches).forEach(function (batch) {
-      plan(Object.assign({}, s, { batch: batch })).forEach(function (row) {
+      plan(Object.assign({}, s, { batch: batch }), true).forEach(function (row) {
         if (row.fits && row.meetsSlo) {
           points.push({ name: row.name, batch: batch, user: row.tokensPerSPerUser, device: row.tokensPerSPerDevice });
         }
@@ -521,5 +555,7 @@
   window.PlannerModel = { plan: plan, best: best, frontier: frontier, layouts: layouts, resolveEngine: function (d, f) {
     load();
     return resolveEngine(d, f);
-  }, missingGroups: missingGroups };
+  }, missingGroups: missingGroups,
+    // For planner-capacity.js (lib.serving.capacity calls these of lib.serving.step and memory).
+    decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity };
 }());

@@ -5,8 +5,9 @@
  * link), checks it as lib.serving.plan and lib.serving.Engine check their arguments, and shows
  * plan's rows, best and frontier. Plain JavaScript, no library, nothing fetched: the page works
  * offline. Every number comes from window.PLANNER_DATA, which tools/planner_data.py writes from
- * lib at build time; the formulas are planner-model.js (lib.serving) and planner-collectives.js
- * (lib.collectives), which tests/browser/test_planner.py holds to lib.serving.plan.
+ * lib at build time; the formulas are planner-model.js (lib.serving), planner-capacity.js
+ * (lib.serving.capacity) and planner-collectives.js (lib.collectives), which
+ * tests/browser/test_planner.py holds to lib.serving.plan.
  */
 (function () {
   "use strict";
@@ -16,7 +17,7 @@
   var U = D ? D.units : {};
   var GB = U.GB, GIB = U.GiB, TB = U.TB, TFLOPS = U.TFLOPS, MS = U.ms;
 
-  // The formulas: planner-model.js (lib.serving) and planner-collectives.js (lib.collectives).
+  // The formulas: planner-model.js (lib.serving; it calls planner-capacity.js and planner-collectives.js).
   var M = window.PlannerModel;
   var plan = M ? M.plan : null, best = M ? M.best : null, frontier = M ? M.frontier : null;
 
@@ -43,7 +44,7 @@
     ttft_limit_ms: { rule: "positive", optional: true, max: 1e12 },
     tpot_limit_ms: { rule: "positive", optional: true, max: 1e12 },
     price_per_device_hour: { rule: "nonnegative", optional: true, max: 1e12 },
-    prefix_hit_rate: { rule: "share" },
+    prefix_hit_rate: { rule: "share" }, percentile: { rule: "open" },
     memory_efficiency: { rule: "fraction" }, compute_efficiency: { rule: "fraction" },
     gpu_memory_utilization: { rule: "fraction" },
     max_num_seqs: { rule: "count", min: 1, max: 1e8, optional: true },
@@ -85,6 +86,9 @@
         break;
       case "fraction":
         if (v <= 0 || v > 1) { return { error: name + " must be in (0, 1], got " + t }; }
+        break;
+      case "open":
+        if (v <= 0 || v >= 1) { return { error: name + " must be above 0 and below 1 (0.9 for p90), got " + t }; }
         break;
       case "share":
         if (v < 0 || v >= 1) { return { error: name + " must be at least 0 and below 1, got " + t }; }
@@ -171,7 +175,7 @@
         prefixHitRate: v.prefix_hit_rate,
         ttftLimit: v.ttft_limit_ms === null ? null : v.ttft_limit_ms * MS,
         tpotLimit: v.tpot_limit_ms === null ? null : v.tpot_limit_ms * MS,
-        price: v.price_per_device_hour, expertParallel: expertParallel
+        price: v.price_per_device_hour, expertParallel: expertParallel, percentile: v.percentile
       }
     };
   }
@@ -252,7 +256,9 @@
     var points = result.frontier.points, front = result.frontier.front;
     var current = result.rows.filter(function (r) { return r.fits && r.meetsSlo; });
     var all = points.map(function (p) { return [p.user, p.device]; })
-      .concat(current.map(function (r) { return [r.tokensPerSPerUser, r.tokensPerSPerDevice]; }));
+      .concat(current.concat(result.best ? [result.best] : []).map(function (r) {
+        return [r.tokensPerSPerUser, r.tokensPerSPerDevice];
+      }));
     if (!all.length) {
       return message("No layout fits " + (targets ? "and meets the targets " : "") + "at any batch " + range +
         ", so there is nothing to plot.");
@@ -345,9 +351,9 @@
     var form = document.getElementById("pl-form");
     if (!form) { return; }
     var status = document.getElementById("pl-status");
-    if (!D || !M || !window.PlannerCollectives) {
+    if (!D || !M || !window.PlannerCollectives || !window.PlannerCapacity) {
       status.textContent = "The planner's data file or formulas (_static/planner-data.js, planner-model.js, " +
-        "planner-collectives.js) are missing from this copy of the book; rebuild it with make book.";
+        "planner-collectives.js, planner-capacity.js) are missing from this copy of the book; rebuild it with make book.";
       return;
     }
     var E = form.elements;
@@ -389,7 +395,7 @@
       link: P.link === null ? book.link : P.link, inter_link: P.inter_link === null ? book.network : P.inter_link,
       weight_format: G.weight_format, kv_format: G.kv_format, allreduce: G.allreduce,
       prompt_tokens: "1024", output_tokens: "256", batch: "64", prefix_hit_rate: String(P.prefix_hit_rate),
-      ttft_limit_ms: "", tpot_limit_ms: "", price_per_device_hour: "",
+      ttft_limit_ms: "", tpot_limit_ms: "", percentile: String(P.percentile), price_per_device_hour: "",
       memory_efficiency: String(G.memory_efficiency), compute_efficiency: String(G.compute_efficiency),
       gpu_memory_utilization: String(G.gpu_memory_utilization), max_num_seqs: text(G.max_num_seqs),
       max_num_batched_tokens: text(G.max_num_batched_tokens), nics_per_node: text(P.nics_per_node),
@@ -501,8 +507,9 @@
 
     function renderRows(s, rows, chosen) {
       tbody.textContent = "";
-      var showCost = s.price !== null;
+      var showCost = s.price !== null, showCapacity = rows.some(function (r) { return r.capacity !== null; });
       table.classList.toggle("pl-with-cost", showCost);
+      table.classList.toggle("pl-with-capacity", showCapacity);
       rows.forEach(function (r) {
         var tr = document.createElement("tr");
         tr.setAttribute("data-layout", r.name);
@@ -524,6 +531,10 @@
         cell(tr, "tpot_ms", r.tpot / MS, fmt(r.tpot / MS));
         cell(tr, "tokens_per_s_per_device", r.tokensPerSPerDevice, fmt(r.tokensPerSPerDevice));
         cell(tr, "tokens_per_s_per_user", r.tokensPerSPerUser, fmt(r.tokensPerSPerUser));
+        if (showCapacity) {
+          cell(tr, "requests_per_s_per_device", r.requestsPerSPerDevice, fmt(r.requestsPerSPerDevice));
+          cell(tr, "binding", null, r.binding);
+        }
         if (showCost) { cell(tr, "cost_per_million_tokens", r.costPerMillionTokens, fmt(r.costPerMillionTokens)); }
         var note = r.reason ? r.reason.charAt(0).toUpperCase() + r.reason.slice(1) + "." :
           "Fits; each decode step is " + r.bound + "-bound" +
@@ -534,14 +545,22 @@
     }
 
     function describeBest(s, rows, chosen) {
+      var underTargets = rows.some(function (r) { return r.capacity !== null; });
+      if (chosen && underTargets) {
+        return "Best layout under the targets: " + chosen.name + " (tensor " + chosen.tp + " × pipeline " + chosen.pp +
+          " × data " + chosen.dp + "): it sustains " + short(chosen.requestsPerSPerDevice) + " requests/s per device (" +
+          short(chosen.capacity) + " in all) before the " + chosen.binding + " binds; at your " + s.batch +
+          " concurrent sequences, " + short(chosen.tokensPerSPerDevice) + " tokens/s per device.";
+      }
+      if (underTargets) {
+        return "No layout carries requests under the targets: every row's capacity is 0 (the column “Binds” says why).";
+      }
       if (chosen) {
         return "Best layout: " + chosen.name + " (tensor " + chosen.tp + " × pipeline " + chosen.pp + " × data " +
           chosen.dp + "): " + short(chosen.tokensPerSPerDevice) + " tokens/s per device, " +
           short(chosen.tokensPerSPerUser) + " per user, time to first token " + short(chosen.ttft / MS) +
           " ms, time per output token " + short(chosen.tpot / MS) + " ms" +
-          (chosen.costPerMillionTokens !== null ? ", " + short(chosen.costPerMillionTokens) + " per million tokens" : "") + "." +
-          (s.ttftLimit !== null || s.tpotLimit !== null ? " The targets only rule rows out here: the page ranks at your " +
-            "concurrency, where lib.serving.plan ranks by the request rate each layout sustains under them." : "");
+          (chosen.costPerMillionTokens !== null ? ", " + short(chosen.costPerMillionTokens) + " per million tokens" : "") + ".";
       }
       var fitting = rows.filter(function (r) { return r.fits; });
       if (!fitting.length) {

@@ -115,6 +115,16 @@ def test_scheduler_tiers_give_lib_scheduler_limits():
         assert from_tiers(device) == serving_engine.scheduler_limits(device), device.name
 
 
+def test_capacity_words_and_sizes():
+    import importlib
+
+    capacity = importlib.import_module("lib.serving.capacity")
+    data = planner_data.planner_data()["capacity"]
+    assert data == {"bindings": list(capacity.BINDINGS), "grid": capacity._GRID, "draws": capacity._DRAWS,
+                    "together": capacity._TOGETHER, "fixed_point": capacity._FIXED_POINT,
+                    "bisections": capacity._BISECTIONS}
+
+
 def test_engine_allreduce_rules_and_expert_spread():
     data = planner_data.planner_data()
     rules = data["engine_allreduce"]
@@ -193,7 +203,8 @@ def test_html_tweaks_loads_it_and_keeps_it_on_the_planner_page():
     app = FakeApp(Path("."))
     html_tweaks.setup(app)
     assert "tools.planner_data" in app.extensions  # beside html_tweaks' other extensions (EXTENSIONS)
-    for name in ("planner.js", "planner-model.js", "planner-collectives.js", "planner.css", planner_data.SCRIPT_NAME):
+    for name in ("planner.js", "planner-model.js", "planner-capacity.js", "planner-collectives.js", "planner.css",
+                 planner_data.SCRIPT_NAME):
         assert html_tweaks.keep(f"_static/{name}?v=1", "book/planner")
         assert not html_tweaks.keep(f"_static/{name}?v=1", "book/calculator")
 
@@ -219,7 +230,7 @@ def significant_digits(x: float) -> int:
 
 
 #: The page's scripts: none may type a number of lib.
-PAGE_SCRIPTS = ("planner.js", "planner-model.js", "planner-collectives.js")
+PAGE_SCRIPTS = ("planner.js", "planner-model.js", "planner-capacity.js", "planner-collectives.js")
 
 
 @pytest.mark.parametrize("script", PAGE_SCRIPTS)

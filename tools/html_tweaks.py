@@ -57,6 +57,7 @@ PAGE_ONLY = {
     "planner.js": ("book/planner",),
     "planner-model.js": ("book/planner",),
     "planner-collectives.js": ("book/planner",),
+    "planner-capacity.js": ("book/planner",),
     "planner.css": ("book/planner",),
     "planner-data.js": ("book/planner",),
     "scenario-link.js": ("book/calculator", "book/planner"),

@@ -62,7 +62,8 @@ LINK_FIELDS = ("name", "bandwidth", "kind", "nccl_share", "in_network_efficiency
 #: TFLOPS and ms).
 UNITS = ("GB", "GiB", "TB", "TFLOPS", "ms")
 #: Keyword arguments of ``lib.serving.plan`` whose defaults the page starts from.
-PLAN_DEFAULTS = ("devices_per_node", "link", "inter_link", "nics_per_node", "prefix_hit_rate", "expert_parallel")
+PLAN_DEFAULTS = ("devices_per_node", "link", "inter_link", "nics_per_node", "prefix_hit_rate", "expert_parallel",
+                 "percentile")
 #: Fields of ``lib.serving.Engine`` whose defaults the page starts from (``None``: set by the device).
 ENGINE_FIELDS = ("weight_format", "kv_format", "allreduce", "cuda_graphs", "memory_efficiency", "compute_efficiency",
                  "layer_overhead", "step_overhead", "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization")
@@ -100,6 +101,15 @@ def _engine() -> dict:
         "kv_formats": dict(formats.KV_FORMATS),
         "unquantised_bytes": formats.UNQUANTISED_BYTES,
     }
+
+
+def _capacity() -> dict:
+    """lib.serving.capacity's words and the sizes of its grids and iterations."""
+    import importlib
+
+    capacity = importlib.import_module("lib.serving.capacity")  # lib.serving.capacity is also a function's name
+    return {"bindings": list(capacity.BINDINGS), "grid": capacity._GRID, "draws": capacity._DRAWS,
+            "together": capacity._TOGETHER, "fixed_point": capacity._FIXED_POINT, "bisections": capacity._BISECTIONS}
 
 
 def _engine_allreduce() -> dict:
@@ -150,6 +160,7 @@ def planner_data() -> dict:
             **collectives.tuning_constants(),
         },
         "engine": _engine(),
+        "capacity": _capacity(),
         "engine_allreduce": _engine_allreduce(),
         "expected_max_normal": _expected_max_normal([c.experts for c in transformer.PRESETS.values()]),
         "serving": {

@@ -10,7 +10,6 @@ custom devices, one server and several, rows that fit and rows that do not.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import random
 import re
@@ -21,7 +20,7 @@ import pytest
 
 from lib import hardware
 from lib.hardware import Device
-from lib.serving import PlanRow, best, frontier, plan
+from lib.serving import best, frontier, plan
 from lib.transformer import PRESETS, ModelConfig
 from lib.units import GB, GiB, TB, ms
 from site_support import assert_accessible_and_offline, open_page, query
@@ -112,6 +111,8 @@ def random_scenario(rng: random.Random) -> dict[str, str]:
         q["ttft_limit_ms"] = str(round(rng.uniform(20, 500)))
     if rng.random() < 0.3:
         q["tpot_limit_ms"] = str(round(rng.uniform(5, 100), 1))
+    if rng.random() < 0.2:
+        q["percentile"] = rng.choice(["0.5", "0.99"])
     if rng.random() < 0.3:
         q["price_per_device_hour"] = str(round(rng.uniform(0.5, 10), 2))
     if rng.random() < 0.25:
@@ -158,6 +159,8 @@ def lib_arguments(q: dict[str, str]) -> tuple[tuple, dict]:
             options[name] = int(q[name])
     if "cuda_graphs" in q:
         options["cuda_graphs"] = q["cuda_graphs"] == "on"
+    if "percentile" in q:
+        options["percentile"] = float(q["percentile"])
     return (config_of(q), device, int(q["devices"]), int(q["batch"]), int(q["prompt_tokens"]),
             int(q["output_tokens"])), options
 
@@ -182,18 +185,6 @@ def scenarios(count: int, seed: int = 20260) -> list[dict[str, str]]:
 
 
 SCENARIOS = scenarios(RANDOM_SCENARIOS)
-
-
-def page_best(rows: list[PlanRow]) -> PlanRow | None:
-    """What the page marks best: :func:`lib.serving.best` at the fixed concurrency.
-
-    The page does not port ``lib.serving.capacity``: with latency targets its
-    targets only rule rows out (``meets_slo``), so it is held to ``best`` of
-    the same rows without their capacity, which is ``best`` itself when no
-    target is set.
-    """
-    return best([dataclasses.replace(row, capacity=None, requests_per_s_per_device=None, binding=None)
-                 for row in rows])
 
 
 def relative(a: float, b: float) -> float:
@@ -223,7 +214,7 @@ def test_scenarios_cover_the_cases_the_issue_names():
              "some rows fit": 0, "some rows do not": 0, "nothing fits": 0, "a target": 0, "a price": 0,
              "8-bit or 4-bit weights": 0, "fp8 cache": 0, "prefix hits": 0, "nccl all-reduce": 0,
              "no cuda graphs": 0, "scheduler limit set": 0, "the scheduler refuses a row": 0,
-             "expert parallel rows": 0}
+             "expert parallel rows": 0, "a capacity above 0": 0, "a capacity of 0": 0}
     for q in SCENARIOS:
         args, options = lib_arguments(q)
         rows = plan(*args, **options)
@@ -244,6 +235,8 @@ def test_scenarios_cover_the_cases_the_issue_names():
         kinds["scheduler limit set"] += "max_num_seqs" in options or "max_num_batched_tokens" in options
         kinds["the scheduler refuses a row"] += any("max_num" in r.reason for r in rows)
         kinds["expert parallel rows"] += any(r.expert_parallel for r in rows)
+        kinds["a capacity above 0"] += any(r.capacity for r in rows)
+        kinds["a capacity of 0"] += any(r.capacity == 0 for r in rows)
     assert len(SCENARIOS) >= 30
     assert all(count >= 2 for count in kinds.values()), kinds
 
@@ -253,7 +246,7 @@ def test_page_agrees_with_lib(tab, index):
     q = SCENARIOS[index]
     args, options = lib_arguments(q)
     rows = plan(*args, **options)
-    chosen = page_best(rows)
+    chosen = best(rows)
     page = tab(q)
     shown = page.evaluate(READ_ROWS)
     assert [r["layout"] for r in shown] == [row.name for row in rows], q
@@ -271,6 +264,13 @@ def test_page_agrees_with_lib(tab, index):
             exact = relative(float(value), want)
             assert displayed <= TOLERANCE, f"{where}: {output} shows {text}, lib says {want!r}"
             assert exact <= 1e-9, f"{where}: {output} holds {value}, lib says {want!r}"
+        if row.requests_per_s_per_device is not None:  # with a target: lib.serving.capacity's columns
+            text, value = (cells["requests_per_s_per_device"][k] for k in ("text", "value"))
+            assert relative(float(text), row.requests_per_s_per_device) <= TOLERANCE, f"{where}: {text}"
+            assert relative(float(value), row.requests_per_s_per_device) <= 1e-9, f"{where}: {value}"
+            assert cells["binding"]["text"] == row.binding, where
+        else:
+            assert "requests_per_s_per_device" not in cells and "binding" not in cells, where
         if row.cost_per_million_tokens is not None:
             cost = float(cells["cost_per_million_tokens"]["text"])
             assert relative(cost, row.cost_per_million_tokens) <= TOLERANCE, where
@@ -373,6 +373,7 @@ def test_custom_model_and_device_round_trip(tab):
     ("gpu_memory_utilization", "0", "(0, 1]"),
     ("max_num_batched_tokens", "0", "≥ 1"),
     ("prefix_hit_rate", "1", "below 1"),
+    ("percentile", "90", "below 1"),
     ("devices", "100000", "at most"),
 ])
 def test_invalid_input_is_marked_at_the_field(tab, name, typed, rule):
@@ -581,7 +582,8 @@ def test_accessible_and_offline(browser, base_url, scheme, state):
 
 
 #: The page's own bytes (HTML, scripts, data, style), not the theme's.
-OWN_FILES = [PAGE, "_static/planner.js", "_static/planner-model.js", "_static/planner-collectives.js",
+OWN_FILES = [PAGE, "_static/planner.js", "_static/planner-model.js", "_static/planner-capacity.js",
+             "_static/planner-collectives.js",
              "_static/planner-data.js", "_static/scenario-link.js", "_static/planner.css"]
 
 
