@@ -17,9 +17,12 @@
   var U = D ? D.units : {};
   var GB = U.GB, GIB = U.GiB, TB = U.TB, TFLOPS = U.TFLOPS, MS = U.ms;
 
-  // The formulas: planner-model.js (lib.serving; it calls planner-capacity.js and planner-collectives.js).
-  var M = window.PlannerModel;
-  var plan = M ? M.plan : null, best = M ? M.best : null, frontier = M ? M.frontier : null;
+  // The formulas: planner-model.js (lib.serving; it calls planner-capacity.js and planner-collectives.js),
+  // taken when the page starts (init), since the page lists its scripts in no fixed order.
+  var Model = null;
+  function plan(s) { return Model.plan(s); }
+  function best(rows) { return Model.best(rows); }
+  function frontier(s) { return Model.frontier(s); }
 
   // ------------------------------------------------------------ inputs
 
@@ -150,7 +153,7 @@
     }
     var expertParallel = values.expert_parallel === "on" || values.expert_parallel === true;
     if (!Object.keys(errors).length && expertParallel) {
-      var missing = M.missingGroups(config, v.devices, true);
+      var missing = Model.missingGroups(config, v.devices, true);
       if (missing.length) {
         errors.expert_parallel = "expert_parallel: this page knows the busiest device's share of the experts for " +
           "groups of up to " + D.serving.expert_groups + " devices, not " + missing.join(", ") + " (use lib.serving.plan)";
@@ -158,7 +161,7 @@
     }
     if (Object.keys(errors).length) { return { errors: errors }; }
     var linkOf = function (slug) { return Object.assign({ slug: slug }, D.links[slug]); };
-    var engine = M.resolveEngine(deviceSpec, {
+    var engine = Model.resolveEngine(deviceSpec, {
       weight_format: weightFormat, kv_format: kvFormat, allreduce: allreduce,
       cuda_graphs: !(values.cuda_graphs === "off" || values.cuda_graphs === false),
       memory_efficiency: v.memory_efficiency, compute_efficiency: v.compute_efficiency,
@@ -351,7 +354,8 @@
     var form = document.getElementById("pl-form");
     if (!form) { return; }
     var status = document.getElementById("pl-status");
-    if (!D || !M || !window.PlannerCollectives || !window.PlannerCapacity) {
+    Model = window.PlannerModel || null;
+    if (!D || !Model || !window.PlannerCollectives || !window.PlannerCapacity) {
       status.textContent = "The planner's data file or formulas (_static/planner-data.js, planner-model.js, " +
         "planner-collectives.js, planner-capacity.js) are missing from this copy of the book; rebuild it with make book.";
       return;
@@ -715,7 +719,7 @@
 
   // For curious readers: the formulas, to call from the browser's console (no test reads this).
   window.layoutPlanner = { plan: plan, best: best, frontier: frontier, scenario: scenario, check: check, format: fmt,
-    layouts: M && M.layouts, collectives: window.PlannerCollectives };
+    model: function () { return window.PlannerModel; }, collectives: function () { return window.PlannerCollectives; } };
 
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);

@@ -587,11 +587,16 @@ OWN_FILES = [PAGE, "_static/planner.js", "_static/planner-model.js", "_static/pl
              "_static/planner-data.js", "_static/scenario-link.js", "_static/planner.css"]
 
 
-def test_page_weighs_at_most_150_kB(site_dir):
+#: The most the page's own files may weigh together: 150 kB before the third edition's model (engine,
+#: formats, steady-state prefill, capacity under targets) came to the page; its issue allows 200 kB.
+OWN_BYTES = 200e3
+
+
+def test_page_weighs_at_most_200_kB(site_dir):
     sizes = {name: (Path(site_dir) / name).stat().st_size for name in OWN_FILES}
     total = sum(sizes.values())
     print(f"\nplanner page, own files: {sizes}, total {total / 1e3:.1f} kB")
-    assert total <= 150e3, sizes
+    assert total <= OWN_BYTES, sizes
     html = (Path(site_dir) / PAGE).read_text(encoding="utf-8")
     for name in OWN_FILES[1:]:
         assert re.search(r'(src|href)="\.\./' + re.escape(name) + r'\?v=[0-9a-f]+"', html), name
