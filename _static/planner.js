@@ -462,6 +462,14 @@
       link.publish(params.toString());
     }
 
+    /* The scheduler's limits an empty field stands for: Engine.resolved's for the device, shown in the field. */
+    function showDeviceDefaults(device) {
+      var resolved = Model.resolveEngine(device, {});
+      ["max_num_seqs", "max_num_batched_tokens"].forEach(function (name) {
+        E[name].placeholder = "vLLM's: " + resolved[name];
+      });
+    }
+
     function mark(name, message) {
       var input = E[name], error = document.getElementById("pl-" + name + "-error");
       if (!error) { return; }
@@ -637,6 +645,7 @@
         return;
       }
       var s = got.s;
+      showDeviceDefaults(s.device);
       var rows = plan(s), chosen = best(rows);
       var result = { rows: rows, best: chosen, frontier: frontier(s) };
       renderRows(s, rows, chosen);

@@ -69,8 +69,8 @@ from lib.collectives.nccl import tune_allreduce
 from lib.hardware import Link, link as lookup_link
 from lib.units import KiB, MiB, us
 
-__all__ = ["ALLREDUCE_CHOICES", "Kernel", "ONE_SHOT", "TWO_SHOT", "MAX_SIZE", "ONE_SHOT_BELOW_4", "ONE_SHOT_BELOW_8", "SUPPORTED_GROUPS", "kernel_for",
-           "EngineAllReduce", "engine_allreduce"]
+__all__ = ["ALLREDUCE_CHOICES", "Kernel", "ONE_SHOT", "TWO_SHOT", "MAX_SIZE", "ONE_SHOT_BELOW_4", "ONE_SHOT_BELOW_8",
+           "SUPPORTED_GROUPS", "kernel_for", "EngineAllReduce", "engine_allreduce"]
 
 Number = Any
 
