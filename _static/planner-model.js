@@ -11,7 +11,7 @@
  *   lib/serving/step.py                    decode_step, prefill_lumps, prefill_time, hop_time
  *   lib/serving/plan.py                    plan, best, frontier
  * With a latency target, plan's capacity fields come from window.PlannerCapacity (planner-capacity.js,
- * lib/serving/capacity.py). Not mirrored: attention run data-parallel (expert_parallel="all" or "both").
+ * lib/serving/capacity.py). Not mirrored: attention run data-parallel (expert_parallel="all").
  * Collectives are window.PlannerCollectives (planner-collectives.js); every number comes from
  * window.PLANNER_DATA (tools/planner_data.py), read when plan() runs. Sets window.PlannerModel.
  */
@@ -156,17 +156,21 @@
   /* Layout.name */
   function layoutName(l) { return (l.ep ? "ep" : "tp") + l.tp + "-pp" + l.pp + "-dp" + l.dp; }
 
-  /* layouts with expert_parallel True or False (check_layout decides what is valid). */
+  /* layouts with expert_parallel True, False or "both" (each expert-parallel layout after its twin);
+     check_layout decides what is valid. */
   function layouts(c, n, expertParallel) {
-    var found = [];
+    var found = [], variants = expertParallel === "both" ? [false, true] : [!!expertParallel];
     for (var tp = 1; tp <= n; tp++) {
       if (n % tp) { continue; }
       for (var pp = 1; pp <= n / tp; pp++) {
         if ((n / tp) % pp || pp > c.layers) { continue; }
-        var ep = !!expertParallel && c.experts > 1 && tp > 1;
-        if (ep && c.experts % tp) { continue; }
-        if (!tpAllowed(c, tp)) { continue; }
-        found.push({ tp: tp, pp: pp, dp: n / (tp * pp), ep: ep });
+        var names = {};
+        variants.forEach(function (variant) {
+          var ep = variant && c.experts > 1 && tp > 1;
+          if ((ep && c.experts % tp) || !tpAllowed(c, tp) || names[ep]) { return; }
+          names[ep] = true;  // a dense model's twin is the same layout: listed once
+          found.push({ tp: tp, pp: pp, dp: n / (tp * pp), ep: ep });
+        });
       }
     }
     return found;

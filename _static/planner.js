@@ -54,9 +54,13 @@
     max_num_batched_tokens: { rule: "count", min: 1, max: 1e8, optional: true },
     nics_per_node: { rule: "count", min: 1, max: 4096, optional: true }
   };
-  var SELECTS = ["model", "device", "link", "inter_link", "weight_format", "kv_format", "allreduce"];
-  // Checkboxes: on or off. Their defaults (plan's expert_parallel, Engine's cuda_graphs) are set in init().
-  var CHECKS = ["expert_parallel", "cuda_graphs"];
+  var SELECTS = ["model", "device", "link", "inter_link", "weight_format", "kv_format", "allreduce", "expert_parallel"];
+  // Checkboxes: on or off. Their defaults (Engine's cuda_graphs) are set in init().
+  var CHECKS = ["cuda_graphs"];
+  // plan's expert_parallel as the page's select writes it, and in words (attention-DP's "all" is not on the page).
+  var EXPERT_MODES = { off: false, on: true, both: "both" };
+  var EXPERT_WORDS = { off: "no: every expert split over the group", on: "yes: whole experts on each device",
+    both: "both, each layout beside its twin" };
   // The all-reduce choices of lib.collectives.engine, in words.
   var ALLREDUCE_WORDS = { engine: "the engine's own kernels where vLLM runs them, else NCCL", nccl: "always NCCL" };
 
@@ -151,9 +155,9 @@
         v.devices % v.devices_per_node) {
       errors.devices = "devices must fill whole servers of " + v.devices_per_node + " devices, got " + v.devices;
     }
-    var expertParallel = values.expert_parallel === "on" || values.expert_parallel === true;
+    var mode = pick("expert_parallel", EXPERT_MODES), expertParallel = mode === null ? false : EXPERT_MODES[mode];
     if (!Object.keys(errors).length && expertParallel) {
-      var missing = Model.missingGroups(config, v.devices, true);
+      var missing = Model.missingGroups(config, v.devices, expertParallel);
       if (missing.length) {
         errors.expert_parallel = "expert_parallel: this page knows the busiest device's share of the experts for " +
           "groups of up to " + D.serving.expert_groups + " devices, not " + missing.join(", ") + " (use lib.serving.plan)";
@@ -389,6 +393,7 @@
         " per number");
     });
     D.engine_allreduce.choices.forEach(function (k) { option(E.allreduce, k, ALLREDUCE_WORDS[k] || k); });
+    Object.keys(EXPERT_MODES).forEach(function (k) { option(E.expert_parallel, k, EXPERT_WORDS[k]); });
 
     // The defaults: lib.serving.plan's keywords and Engine's fields, the book's device, Llama-3 70B on one server.
     // plan's link and inter_link (None) follow the device, as its nics_per_node and Engine's scheduler limits do.
@@ -403,7 +408,8 @@
       memory_efficiency: String(G.memory_efficiency), compute_efficiency: String(G.compute_efficiency),
       gpu_memory_utilization: String(G.gpu_memory_utilization), max_num_seqs: text(G.max_num_seqs),
       max_num_batched_tokens: text(G.max_num_batched_tokens), nics_per_node: text(P.nics_per_node),
-      expert_parallel: P.expert_parallel ? "on" : "off", cuda_graphs: G.cuda_graphs ? "on" : "off"
+      expert_parallel: Object.keys(EXPERT_MODES).filter(function (k) { return EXPERT_MODES[k] === P.expert_parallel; })[0],
+      cuda_graphs: G.cuda_graphs ? "on" : "off"
     };
     var NAMES = Object.keys(RULES).concat(SELECTS, CHECKS).filter(function (n) { return n !== "nodes"; });
 

@@ -120,8 +120,8 @@ def random_scenario(rng: random.Random) -> dict[str, str]:
                  compute_efficiency=str(round(rng.uniform(0.3, 1), 2)),
                  gpu_memory_utilization=str(round(rng.uniform(0.5, 0.95), 2)),
                  nics_per_node=str(rng.randint(1, per_node)))
-    if rng.random() < 0.4:
-        q["expert_parallel"] = "on"
+    if rng.random() < 0.5:
+        q["expert_parallel"] = rng.choice(["on", "both"])
     return q
 
 
@@ -144,7 +144,7 @@ def lib_arguments(q: dict[str, str]) -> tuple[tuple, dict]:
     options = dict(devices_per_node=int(q["devices_per_node"]), link=q.get("link"), inter_link=q.get("inter_link"),
                    nics_per_node=int(q["nics_per_node"]) if "nics_per_node" in q else None,
                    prefix_hit_rate=float(q.get("prefix_hit_rate", 0)),
-                   expert_parallel=q.get("expert_parallel") == "on",
+                   expert_parallel={"on": True, "both": "both"}.get(q.get("expert_parallel", "off"), False),
                    ttft_limit=limit("ttft_limit_ms"), tpot_limit=limit("tpot_limit_ms"),
                    price_per_device_hour=float(q["price_per_device_hour"]) if "price_per_device_hour" in q else None)
     # Engine fields: what the link leaves out keeps Engine's default (None: the device's).
@@ -214,7 +214,8 @@ def test_scenarios_cover_the_cases_the_issue_names():
              "some rows fit": 0, "some rows do not": 0, "nothing fits": 0, "a target": 0, "a price": 0,
              "8-bit or 4-bit weights": 0, "fp8 cache": 0, "prefix hits": 0, "nccl all-reduce": 0,
              "no cuda graphs": 0, "scheduler limit set": 0, "the scheduler refuses a row": 0,
-             "expert parallel rows": 0, "a capacity above 0": 0, "a capacity of 0": 0}
+             "expert parallel rows": 0, "expert parallel beside its twin": 0, "a capacity above 0": 0,
+             "a capacity of 0": 0}
     for q in SCENARIOS:
         args, options = lib_arguments(q)
         rows = plan(*args, **options)
@@ -235,6 +236,8 @@ def test_scenarios_cover_the_cases_the_issue_names():
         kinds["scheduler limit set"] += "max_num_seqs" in options or "max_num_batched_tokens" in options
         kinds["the scheduler refuses a row"] += any("max_num" in r.reason for r in rows)
         kinds["expert parallel rows"] += any(r.expert_parallel for r in rows)
+        kinds["expert parallel beside its twin"] += options["expert_parallel"] == "both" and any(
+            r.expert_parallel for r in rows)
         kinds["a capacity above 0"] += any(r.capacity for r in rows)
         kinds["a capacity of 0"] += any(r.capacity == 0 for r in rows)
     assert len(SCENARIOS) >= 30
