@@ -108,13 +108,14 @@
 
   /* _weighted_quantile: the q quantile of values drawn with probabilities proportional to weights. */
   function weightedQuantile(values, weights, q) {
-    var order = values.map(function (_, i) { return i; });
-    order.sort(function (a, b) { return values[a] - values[b] || a - b; });  // stable, as numpy's kind="stable"
-    var cumulative = [], t = 0.0;
-    order.forEach(function (i) { t += weights[i]; cumulative.push(t); });
-    var target = q * cumulative[cumulative.length - 1], lo = 0, hi = cumulative.length;
+    var n = values.length, order = new Uint32Array(n), v = Float64Array.from(values), i;
+    for (i = 0; i < n; i++) { order[i] = i; }
+    order.sort(function (a, b) { return v[a] - v[b] || a - b; });  // stable, as numpy's kind="stable"
+    var cumulative = new Float64Array(n), t = 0.0;
+    for (i = 0; i < n; i++) { t += weights[order[i]]; cumulative[i] = t; }
+    var target = q * cumulative[n - 1], lo = 0, hi = n;
     while (lo < hi) { var mid = (lo + hi) >> 1; if (cumulative[mid] < target) { lo = mid + 1; } else { hi = mid; } }
-    return values[order[Math.min(lo, order.length - 1)]];
+    return v[order[Math.min(lo, n - 1)]];
   }
 
   /* _poisson: Poisson probabilities of 0..last at mean, the last count taking the tail. */
