@@ -108,14 +108,29 @@
 
   /* _weighted_quantile: the q quantile of values drawn with probabilities proportional to weights. */
   function weightedQuantile(values, weights, q) {
-    var n = values.length, order = new Uint32Array(n), v = Float64Array.from(values), i;
-    for (i = 0; i < n; i++) { order[i] = i; }
-    order.sort(function (a, b) { return v[a] - v[b] || a - b; });  // stable, as numpy's kind="stable"
-    var cumulative = new Float64Array(n), t = 0.0;
+    var order = argsort(values), n = order.length, cumulative = new Float64Array(n), t = 0.0, i;
     for (i = 0; i < n; i++) { t += weights[order[i]]; cumulative[i] = t; }
     var target = q * cumulative[n - 1], lo = 0, hi = n;
     while (lo < hi) { var mid = (lo + hi) >> 1; if (cumulative[mid] < target) { lo = mid + 1; } else { hi = mid; } }
-    return v[order[Math.min(lo, n - 1)]];
+    return values[order[Math.min(lo, n - 1)]];
+  }
+
+  /* numpy.argsort(values, kind="stable") for positive finite values, by the engine's own numeric sort: each
+     value's lowest mantissa bits carry its index, so equal values keep their order. Values closer than
+     those bits (a relative 2^-(52 - bits), below 1e-10 for a million values) may swap, which moves a
+     quantile by no more than that. */
+  function argsort(values) {
+    var n = values.length, bits = Math.max(1, Math.ceil(Math.log2(n + 1))), mask = bits >= 32 ? 0xFFFFFFFF : (1 << bits) - 1;
+    var keys = new Float64Array(n), words = new Uint32Array(keys.buffer), i;
+    var low = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1;  // the low word's place (little-endian: 0)
+    for (i = 0; i < n; i++) {
+      keys[i] = values[i];
+      words[2 * i + low] = ((words[2 * i + low] & ~mask) | i) >>> 0;
+    }
+    keys.sort();
+    var order = new Uint32Array(n);
+    for (i = 0; i < n; i++) { order[i] = (words[2 * i + low] & mask) >>> 0; }
+    return order;
   }
 
   /* _poisson: Poisson probabilities of 0..last at mean, the last count taking the tail. */
