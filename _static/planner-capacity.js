@@ -133,53 +133,68 @@
     return order;
   }
 
-  /* _poisson: Poisson probabilities of 0..last at mean, the last count taking the tail. */
-  function poisson(mean, last) {
-    var m = Math.max(mean, 1e-300), pmf = [], logFactorial = 0.0, k;
-    for (k = 0; k <= last; k++) {
-      logFactorial += Math.log(Math.max(k, 1));
-      pmf.push(Math.exp(k * Math.log(m) - m - logFactorial));
+  var LOG_FACTORIAL = [0.0];  // log(k!), summed in the order _poisson's cumsum adds them
+
+  /* _poisson: Poisson probabilities of 0..last at mean, the last count taking the tail, into out. */
+  function poisson(mean, last, out) {
+    var m = Math.max(mean, 1e-300), logM = Math.log(m), head = 0.0, k;
+    while (LOG_FACTORIAL.length <= last) {
+      LOG_FACTORIAL.push(LOG_FACTORIAL[LOG_FACTORIAL.length - 1] + Math.log(Math.max(LOG_FACTORIAL.length, 1)));
     }
-    pmf[last] = Math.max(0.0, 1 - sum(pmf.slice(0, last)));
-    return pmf;
+    for (k = 0; k < last; k++) {
+      out[k] = Math.exp(k * logM - m - LOG_FACTORIAL[k]);
+      head += out[k];
+    }
+    out[last] = Math.max(0.0, 1 - head);
+    return out;
   }
 
   /* _ttft: the mean TTFT and its distribution (draws, chances) over the states an arrival sees. */
   function ttft(rate, rho, idle, busyK, room, service, fresh, weights) {
-    var K = data(), together = K.together, draws = K.draws;
-    var gatedDraws = [], gatedChance = [], filledDraws = [], filledChance = [];
-    var u = [];
-    for (var j = 0; j < draws; j++) { u.push((j + 0.5) / draws); }
-    idle.forEach(function (idleS, st) {
-      var lengths = [idleS].concat(busyK[st]), mean = idleS, it, n;
-      for (it = 0; it < K.fixed_point; it++) {
-        var pm = poisson(rate * mean, together);
-        mean = sum(pm.map(function (p, i) { return p * lengths[i]; }));
+    var K = data(), together = K.together, draws = K.draws, states = idle.length;
+    var u = new Float64Array(draws), pm = new Float64Array(together + 1), current = new Float64Array(together + 1);
+    var lengths = new Float64Array(together + 1), j, n, i, k, st;
+    for (j = 0; j < draws; j++) { u[j] = (j + 0.5) / draws; }
+    var longs = 0;
+    for (st = 0; st < states; st++) { if (fresh >= room[st]) { longs++; } }
+    var gated = (states - longs) * (together + 1) * draws, size = gated + longs * draws;
+    var all = new Float64Array(size), chance = new Float64Array(size), g = 0, f = gated;
+    for (st = 0; st < states; st++) {
+      lengths[0] = idle[st];
+      for (i = 0; i < together; i++) { lengths[i + 1] = busyK[st][i]; }
+      var mean = idle[st];
+      for (var it = 0; it < K.fixed_point; it++) {
+        poisson(rate * mean, together, pm);
+        mean = 0.0;
+        for (i = 0; i <= together; i++) { mean += pm[i] * lengths[i]; }
       }
-      var current = poisson(rate * mean, together).map(function (p, i) { return p * lengths[i]; });
-      var currentTotal = sum(current);
-      current = current.map(function (x) { return x / currentTotal; });
+      poisson(rate * mean, together, pm);
+      var currentTotal = 0.0;
+      for (i = 0; i <= together; i++) { current[i] = pm[i] * lengths[i]; currentTotal += current[i]; }
       if (fresh >= room[st]) {  // a long prompt: steps of its own, an M/G/1 queue
         var wait = rate * service[st] * service[st] / (2 * (1 - rho));
-        u.forEach(function (uj) {
-          var queue = uj < 1 - rho ? 0.0 :
-            -(wait / Math.max(rho, 1e-300)) * Math.log(Math.max((1 - uj) / Math.max(rho, 1e-300), 1e-300));
-          filledDraws.push(busyK[st][0] * (0.5 + fresh / room[st] + 0.5) + queue);
-          filledChance.push(weights[st] / draws);
-        });
-        return;
+        for (k = 0; k < draws; k++) {
+          var queue = u[k] < 1 - rho ? 0.0 :
+            -(wait / Math.max(rho, 1e-300)) * Math.log(Math.max((1 - u[k]) / Math.max(rho, 1e-300), 1e-300));
+          all[f] = busyK[st][0] * (0.5 + fresh / room[st] + 0.5) + queue;
+          chance[f++] = weights[st] / draws;
+        }
+        continue;
       }
       for (n = 0; n <= together; n++) {
-        var pn = poisson(rate * lengths[n], together - 1), next = 0.0;
-        for (var i = 0; i < together; i++) { next += pn[i] * lengths[i + 1]; }
-        for (var k = 0; k < draws; k++) {
-          gatedDraws.push(u[k] * lengths[n] + next);
-          gatedChance.push(weights[st] * current[n] / draws);
+        poisson(rate * lengths[n], together - 1, pm);
+        var next = 0.0;
+        for (i = 0; i < together; i++) { next += pm[i] * lengths[i + 1]; }
+        var share = weights[st] * (current[n] / currentTotal) / draws;
+        for (k = 0; k < draws; k++) {
+          all[g] = u[k] * lengths[n] + next;
+          chance[g++] = share;
         }
       }
-    });
-    var all = gatedDraws.concat(filledDraws), chance = gatedChance.concat(filledChance);
-    return { mean: sum(all.map(function (x, i) { return x * chance[i]; })) / sum(chance), draws: all, chance: chance };
+    }
+    var weighted = 0.0, total = 0.0;
+    for (i = 0; i < size; i++) { weighted += all[i] * chance[i]; total += chance[i]; }
+    return { mean: weighted / total, draws: all, chance: chance };
   }
 
   /* _Replica.load: the replica at rate: concurrency, TPOT and TTFT (means, quantiles), prefill utilisation. */
