@@ -5,7 +5,10 @@ open it with a scenario in the query string, read what the table *displays*
 (and the full-precision ``data-value`` of each cell) and compare every row
 with ``lib.serving.plan`` for the same scenario, on seeded random scenarios:
 dense and mixture-of-experts models, presets and custom shapes, catalogue and
-custom devices, one server and several, rows that fit and rows that do not.
+custom devices, one server and several, rows that fit and rows that do not,
+every weight and KV-cache format, prefix hits, both all-reduces, the engine's
+scheduler limits and CUDA graphs, and latency targets (with the capacity
+under them, ``lib.serving.capacity``).
 """
 
 from __future__ import annotations
