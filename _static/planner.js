@@ -1,398 +1,28 @@
 /*
- * Layout planner of "Twice the Devices, Half the Wait?" (book/planner.md).
+ * Layout planner of "Twice the Devices, Half the Wait?" (book/planner.md): the page.
  *
- * Plain JavaScript, no library, nothing fetched: the page works offline.
- * Every number comes from window.PLANNER_DATA, which tools/planner_data.py
- * writes from lib at build time (presets, hardware catalogue, NCCL's
- * constants, the planner's defaults). The formulas mirror lib.serving
- * (layout.py, memory.py, step.py, plan.py) and lib.collectives.nccl
- * (tune_allreduce, send_time) operation by operation, in SI units, so both
- * give the same numbers; tests/browser/test_planner.py holds them to it.
+ * Follows lib/serving/__main__.py's role for the browser: reads a scenario (the form or a
+ * link), checks it as lib.serving.plan and lib.serving.Engine check their arguments, and shows
+ * plan's rows, best and frontier. Plain JavaScript, no library, nothing fetched: the page works
+ * offline. Every number comes from window.PLANNER_DATA, which tools/planner_data.py writes from
+ * lib at build time; the formulas are planner-model.js (lib.serving), planner-capacity.js
+ * (lib.serving.capacity) and planner-collectives.js (lib.collectives), which
+ * tests/browser/test_planner.py holds to lib.serving.plan.
  */
 (function () {
   "use strict";
 
   var D = window.PLANNER_DATA;
-  var NC = D ? D.nccl : null;
   // lib.units. Without the data file init() says so and stops, so nothing reads them undefined.
   var U = D ? D.units : {};
   var GB = U.GB, GIB = U.GiB, TB = U.TB, TFLOPS = U.TFLOPS, MS = U.ms;
 
-  // ------------------------------------------------------------ lib.transformer
-
-  function headDim(c) { return Math.floor(c.hidden / c.heads); }
-
-  function breakdown(c) {  // parameter_breakdown
-    var d = c.hidden, hd = headDim(c);
-    var q = c.heads * hd, kv = c.kv_heads * hd;
-    var embedding = c.vocab * d;
-    return {
-      qo: 2 * d * q + (c.qkv_bias ? q : 0),
-      kv: 2 * d * kv + (c.qkv_bias ? 2 * kv : 0),
-      mlp: (c.gated_mlp ? 3 : 2) * d * c.ffn_hidden,
-      router: c.experts > 1 ? d * c.experts : 0,
-      norms: 2 * d,
-      embedding: embedding,
-      head: c.tied_embeddings ? 0 : embedding,
-      final_norm: d
-    };
-  }
-
-  /* k is in valid_tp_degrees(config, k, replicate_kv=True). */
-  function tpAllowed(c, k) {
-    if (c.heads % k || c.ffn_hidden % k) { return false; }
-    return k <= c.kv_heads ? c.kv_heads % k === 0 : k % c.kv_heads === 0;
-  }
-
-  function kvHeadsPerDevice(c, tp) { return Math.max(c.kv_heads / tp, 1.0); }
-
-  function kvPerToken(c, b) { return 2 * c.layers * c.kv_heads * headDim(c) * b; }  // kv_cache_bytes_per_token
-
-  // ------------------------------------------------------------ lib.serving.layout
-
-  function stageLayers(layers, stages) {
-    var out = [];
-    for (var i = 0; i < stages; i++) { out.push(Math.floor(layers / stages) + (i < layers % stages ? 1 : 0)); }
-    return out;
-  }
-
-  function maxOf(values) { return values.reduce(function (a, b) { return b > a ? b : a; }, -Infinity); }
-
-  function layoutName(l) { return "tp" + l.tp + "-pp" + l.pp + "-dp" + l.dp; }
-
-  function layouts(c, n, expertParallel) {
-    var found = [];
-    var ep = !!expertParallel && c.experts > 1;
-    for (var tp = 1; tp <= n; tp++) {
-      if (n % tp) { continue; }
-      for (var pp = 1; pp <= n / tp; pp++) {
-        if ((n / tp) % pp || pp > c.layers) { continue; }
-        if (ep && c.experts % tp) { continue; }
-        if (!tpAllowed(c, tp)) { continue; }
-        found.push({ tp: tp, pp: pp, dp: n / (tp * pp), ep: ep });
-      }
-    }
-    return found;
-  }
-
-  // ------------------------------------------------------------ lib.serving.memory
-
-  function kvPerTokenPerDevice(c, l, b) {
-    var share = kvHeadsPerDevice(c, l.tp) / c.kv_heads;
-    var layers = maxOf(stageLayers(c.layers, l.pp)) / c.layers;
-    return kvPerToken(c, b) * share * layers;
-  }
-
-  function perDeviceLayer(c, l, experts, parts) {
-    var kv = parts.kv * kvHeadsPerDevice(c, l.tp) / c.kv_heads;
-    return parts.qo / l.tp + kv + experts * parts.mlp / l.tp + parts.router + parts.norms;
-  }
-
-  function stageWeightBytes(c, l, b) {
-    var parts = breakdown(c);
-    var layer = perDeviceLayer(c, l, c.experts, parts);
-    var counts = stageLayers(c.layers, l.pp);
-    return counts.map(function (n, i) {
-      var params = n * layer;
-      if (i === 0) { params += parts.embedding / l.tp; }
-      if (i === counts.length - 1) {
-        params += parts.final_norm + (parts.head ? parts.head : (l.pp > 1 ? parts.embedding : 0)) / l.tp;
-      }
-      return params * b;
-    });
-  }
-
-  function activationBytes(c, tokens, tp, b) {
-    var d = c.hidden, hd = headDim(c);
-    var qkv = (c.heads + 2 * c.kv_heads) * hd / tp;
-    var perToken = b * (4 * d + qkv + 3 * c.ffn_hidden / tp) + 4 * c.vocab / tp;
-    return tokens * perToken;
-  }
-
-  function percent(share) { return (share * 100).toFixed(0) + "%"; }
-
-  function memoryFit(c, memory, l, seqs, ctx, b, kvb, reserve, stepTokens) {
-    var usable = memory * (1 - reserve);
-    var weights = maxOf(stageWeightBytes(c, l, b));
-    var activations = activationBytes(c, Math.max(stepTokens, seqs), l.tp, b);
-    var perSequence = ctx * kvPerTokenPerDevice(c, l, kvb);
-    var room = usable - weights - activations;
-    var most = room > 0 ? Math.max(0, Math.floor(room / perSequence)) : 0;
-    var kv = seqs * perSequence;
-    var where = (usable / GB).toFixed(1) + " GB usable (" + (memory / GB).toFixed(1) + " GB less a " +
-      percent(reserve) + " reserve)";
-    var reason = "";
-    if (weights > usable) {
-      reason = "weights alone need " + (weights / GB).toFixed(1) + " GB per device, more than the " + where;
-    } else if (room <= 0) {
-      reason = "weights (" + (weights / GB).toFixed(1) + " GB) and activations (" + (activations / GB).toFixed(1) +
-        " GB) need more than the " + where;
-    } else if (seqs > most) {
-      reason = "the KV cache of " + seqs + " sequences of " + ctx + " tokens needs " + (kv / GB).toFixed(1) +
-        " GB per device, but only " + (room / GB).toFixed(1) + " GB remain after weights and activations (room for " +
-        most + ")";
-    }
-    var total = weights + kv + activations;
-    return { weights: weights, kv: kv, activations: activations, usable: usable, most: most, reason: reason,
-      total: total, free: usable - total, fits: total <= usable };
-  }
-
-  // ------------------------------------------------------------ lib.collectives.nccl
-
-  function hop(link, algorithm, protocol) { return D.hop_latency[link.kind][algorithm][protocol]; }
-
-  function ncclBandwidth(link) { return link.bandwidth * link.nccl_share; }
-
-  function llCap(intra, nodes) {
-    if (nodes > 1 || intra.kind === "net") { return NC.ll_cap_multinode; }
-    return Object.prototype.hasOwnProperty.call(NC.ll_cap, intra.slug) ? NC.ll_cap[intra.slug] : NC.ll_cap_one_node_other;
-  }
-
-  function floorLog2(n) { var levels = 0; while (Math.pow(2, levels + 1) <= n) { levels++; } return levels; }
-
-  /* _bus_bandwidth: the intra-node link, or all of a node's NICs if they are slower. */
-  function busBandwidth(intra, inter, nodes, nics) {
-    return nodes === 1 ? ncclBandwidth(intra) : Math.min(ncclBandwidth(intra), nics * ncclBandwidth(inter));
-  }
-
-  /* _ring_latency: base + steps x hop of a ring over k ranks, stepsPerRank x (k - 1) steps,
-     of which stepsPerRank x (nodes - 1) cross the network. */
-  function ringLatency(stepsPerRank, protocol, k, nodes, intra, inter) {
-    var interSteps = stepsPerRank * (nodes - 1);
-    var overhead = nodes === 1 ? 0.0 : NC.net_overhead * (protocol === "Simple" ? 3 : 1);
-    var intraHop = Math.max(hop(intra, "ring", protocol), overhead);
-    var interHop = nodes > 1 ? hop(inter, "ring", protocol) : 0.0;
-    return NC.base_latency.ring[protocol] + (stepsPerRank * (k - 1) - interSteps) * intraHop + interSteps * interHop;
-  }
-
-  /* _ring_bus: a ring's bus bandwidth with this protocol, its share of the link, LL under NCCL's cap. */
-  function ringBus(protocol, intra, inter, nodes, nics) {
-    var bus = busBandwidth(intra, inter, nodes, nics) * NC.protocol_share.ring[protocol];
-    return protocol === "LL" ? Math.min(bus, llCap(intra, nodes)) : bus;
-  }
-
-  function allreduceLatency(algorithm, protocol, k, nodes, intra, inter) {
-    if (algorithm === "ring") { return ringLatency(2, protocol, k, nodes, intra, inter); }
-    var base = NC.base_latency[algorithm][protocol];
-    var perNode = Math.floor(k / nodes);
-    var levels = floorLog2(nodes);
-    var interHop = nodes > 1 ? hop(inter, perNode > 1 ? algorithm : "tree", protocol) : 0.0;
-    if (algorithm === "tree") { return base + 2 * ((perNode - 1) * hop(intra, "tree", protocol) + levels * interHop); }
-    if (algorithm === "nvls") { return hop(intra, "nvls", protocol); }
-    return base + hop(intra, "nvls_tree", protocol) + 2 * levels * interHop;
-  }
-
-  function allreduceBandwidth(algorithm, protocol, k, nodes, intra, inter, nics) {
-    var bus;
-    if (algorithm === "nvls" || algorithm === "nvls_tree") {
-      if (protocol !== "Simple" || intra.in_network_efficiency === 0 || k === 1) { return 0.0; }
-      if ((algorithm === "nvls") !== (nodes === 1)) { return 0.0; }
-      var c = NC.nvls_channels;
-      bus = 2 * intra.in_network_efficiency * (c - 1) * ncclBandwidth(intra) / (c + 1);
-      if (nodes > 1) { bus = Math.min(bus, (nodes <= 2 ? 2 : 1) * nics * ncclBandwidth(inter)); }
-      return bus * k / (2 * (k - 1));
-    }
-    if (algorithm === "ring") {
-      return k > 1 ? ringBus(protocol, intra, inter, nodes, nics) * k / (2 * (k - 1)) : Infinity;
-    }
-    var share = (protocol === "LL128" && nodes > 1) ? NC.tree_ll128_multinode : NC.protocol_share.tree[protocol];
-    bus = busBandwidth(intra, inter, nodes, nics) * share;
-    if (protocol === "LL") { bus = Math.min(bus, llCap(intra, nodes)); }
-    return 0.5 * bus;
-  }
-
-  /* tune_allreduce(...).time: the least estimated time over every algorithm and protocol. */
-  function tuneAllreduce(bytes, k, intra, nodes, inter, nics) {
-    if (k === 1) { return 0.0; }
-    var best = Infinity;
-    NC.algorithms.forEach(function (algorithm) {
-      NC.protocols.forEach(function (protocol) {
-        var bandwidth = allreduceBandwidth(algorithm, protocol, k, nodes, intra, inter, nics);
-        var time = bandwidth === 0 ? Infinity : allreduceLatency(algorithm, protocol, k, nodes, intra, inter) + bytes / bandwidth;
-        if (time < best) { best = time; }
-      });
-    });
-    return best;
-  }
-
-  /* lib.collectives.send_time: one pipeline hop, priced as the cheapest one-step ring over the link. */
-  function sendTime(bytes, link) {
-    var best = Infinity;
-    NC.protocols.forEach(function (protocol) {
-      var time = ringLatency(1, protocol, 2, 1, link, null) + bytes / ringBus(protocol, link, null, 1, 1);
-      if (time < best) { best = time; }
-    });
-    return best;
-  }
-
-  // ------------------------------------------------------------ lib.serving.step
-
-  function expertsTouched(experts, topK, tokens) { return experts * (1 - Math.pow(1 - topK / experts, tokens)); }
-
-  function tpAllreduce(cluster, tp, bytes) {
-    if (tp === 1) { return 0.0; }
-    var nodes = Math.max(1, Math.ceil(tp / cluster.devicesPerNode));
-    if (nodes === 1) { return tuneAllreduce(bytes, tp, cluster.link, 1, null, tp); }
-    return tuneAllreduce(bytes, tp, cluster.link, nodes, cluster.interLink, cluster.nics);
-  }
-
-  /* lib.serving.step._experts_read: MLPs' worth of weights the busiest device reads per layer. */
-  function expertsRead(c, l, n) {
-    if (c.experts === 1) { return 1.0 / l.tp; }
-    var touched = expertsTouched(c.experts, c.experts_per_token, n);
-    if (!l.ep) { return touched / l.tp; }
-    return Math.min(c.experts / l.tp, Math.max(1.0, Math.ceil(touched / l.tp)));
-  }
-
-  function stageWork(s, l, stage, n, ctx, prefill) {
-    var c = s.config, device = s.device;
-    var counts = stageLayers(c.layers, l.pp);
-    var parts = breakdown(c);
-    var tp = l.tp, layers = counts[stage], last = stage === counts.length - 1;
-    var kvWeights = parts.kv * kvHeadsPerDevice(c, tp) / c.kv_heads;
-    var dense = parts.qo / tp + kvWeights + parts.router + parts.norms;
-    var head = last ? (parts.head || parts.embedding) / tp : 0.0;
-    var weightsRead = (layers * (dense + expertsRead(c, l, n) * parts.mlp) + head) * s.bytesPerElement;
-    var kvToken = kvPerTokenPerDevice(c, { tp: tp, pp: 1 }, s.kvBytesPerElement) * layers / c.layers;
-    var qWidth = c.heads * headDim(c) / tp;
-    var activeLinear = dense + c.experts_per_token * parts.mlp / tp;
-    var kvTraffic, attention, headTokens;
-    if (prefill) {
-      kvTraffic = n * kvToken;
-      attention = 4 * qWidth * n * (n + 1) / 2 * layers;
-      headTokens = 1.0;
-    } else {
-      kvTraffic = n * ctx * kvToken;
-      attention = 4 * qWidth * n * ctx * layers;
-      headTokens = n;
-    }
-    var flops = 2 * n * layers * activeLinear + attention + 2 * headTokens * head;
-    var read = weightsRead + kvTraffic;
-    var communication = 2 * layers * tpAllreduce(s.cluster, tp, n * c.hidden * D.serving.activation_bytes);
-    var memoryTime = read / (s.memoryEfficiency * device.memory_bandwidth);
-    var computeTime = flops / (s.computeEfficiency * device.peak_flops);
-    return { read: read, flops: flops, memoryTime: memoryTime, computeTime: computeTime, communication: communication,
-      time: Math.max(memoryTime, computeTime) + communication };
-  }
-
-  function hopLinks(cluster, l, replica) {
-    var first = replica * l.tp * l.pp, links = [];
-    for (var boundary = 0; boundary < l.pp - 1; boundary++) {
-      var sender = first + (boundary + 1) * l.tp - 1, receiver = first + (boundary + 1) * l.tp;
-      var same = Math.floor(sender / cluster.devicesPerNode) === Math.floor(receiver / cluster.devicesPerNode);
-      links.push(same ? cluster.link : cluster.interLink);
-    }
-    return links;
-  }
-
-  /* The slowest replica's pipeline hops for one message (max over replicas of the sum over boundaries). */
-  function hopTime(s, l, bytes) {
-    var worst = -Infinity, cluster = s.cluster;
-    var inside = sendTime(bytes, cluster.link), across = sendTime(bytes, cluster.interLink);  // each link once
-    for (var r = 0; r < l.dp; r++) {
-      var total = 0.0;
-      hopLinks(cluster, l, r).forEach(function (link) { total += link === cluster.link ? inside : across; });
-      if (total > worst) { worst = total; }
-    }
-    return worst;
-  }
-
-  function decodeStep(s, l, batch, ctx) {
-    var m = Math.min(l.pp, batch), micro = Math.ceil(batch / m);
-    var works = [], times = [];
-    for (var stage = 0; stage < l.pp; stage++) {
-      works.push(stageWork(s, l, stage, micro, ctx, false));
-      times.push(works[stage].time);
-    }
-    var hops = hopTime(s, l, micro * s.config.hidden * D.serving.activation_bytes);
-    var sum = 0.0;
-    times.forEach(function (t) { sum += t; });
-    var slowest = maxOf(times);
-    var tpot = Math.max(sum + hops, m * slowest);
-    var w = works[times.indexOf(slowest)];
-    return { stageTimes: times, hops: hops, microbatches: m, tpot: tpot, tokensPerS: batch / tpot,
-      bound: w.computeTime > w.memoryTime ? "compute" : "memory",
-      communicationShare: w.communication / w.time };
-  }
-
-  function prefillTime(s, l, prompt) {
-    var total = 0;
-    for (var stage = 0; stage < l.pp; stage++) { total += stageWork(s, l, stage, prompt, 0, true).time; }
-    return total + hopTime(s, l, prompt * s.config.hidden * D.serving.activation_bytes);
-  }
-
-  // ------------------------------------------------------------ lib.serving.plan
-
-  /* One row per layout, the fields of lib.serving.PlanRow (SI units). */
-  function plan(s) {
-    var n = s.devices, c = s.config;
-    var rows = [];
-    layouts(c, n, s.expertParallel).forEach(function (l) {
-      // A tensor-parallel group sits inside one server or fills whole servers (lib.serving.Cluster.holds_group).
-      var perNode = s.cluster.devicesPerNode;
-      if (perNode % l.tp && l.tp % perNode) { return; }
-      var perReplica = Math.ceil(s.batch / l.dp);
-      var fit = memoryFit(c, s.device.memory_bytes, l, perReplica, s.promptTokens + s.outputTokens,
-        s.bytesPerElement, s.kvBytesPerElement, s.reserve, s.stepTokens);
-      var row = { name: layoutName(l), tp: l.tp, pp: l.pp, dp: l.dp, devices: n, expertParallel: l.ep, fits: fit.fits,
-        weights: fit.weights, kv: fit.kv, activations: fit.activations, memory: fit.total, usable: fit.usable,
-        free: fit.free, batch: perReplica, maxBatch: fit.most, maxSequences: fit.most * l.dp };
-      var step = decodeStep(s, l, perReplica, s.promptTokens + s.outputTokens / 2);
-      var ttft = prefillTime(s, l, s.promptTokens);
-      var tokensPerS = s.batch / step.tpot;
-      var misses = [];
-      if (s.ttftLimit !== null && ttft > s.ttftLimit) {
-        misses.push("time to first token " + (ttft * 1e3).toFixed(0) + " ms is over the " +
-          (s.ttftLimit * 1e3).toFixed(0) + " ms target");
-      }
-      if (s.tpotLimit !== null && step.tpot > s.tpotLimit) {
-        misses.push("time per output token " + (step.tpot * 1e3).toFixed(1) + " ms is over the " +
-          (s.tpotLimit * 1e3).toFixed(1) + " ms target");
-      }
-      row.meetsSlo = misses.length === 0;
-      row.reason = fit.reason || misses.join("; ");
-      row.ttft = ttft;
-      row.tpot = step.tpot;
-      row.bound = step.bound;
-      row.communicationShare = step.communicationShare;
-      row.tokensPerS = tokensPerS;
-      row.tokensPerSPerDevice = tokensPerS / n;
-      row.tokensPerSPerUser = 1 / step.tpot;
-      row.costPerMillionTokens = s.price === null ? null : s.price * n / 3600 / tokensPerS * 1e6;
-      rows.push(row);
-    });
-    return rows;
-  }
-
-  /* lib.serving.best: most tokens/s per device among rows that fit and meet the targets; ties to lower TPOT. */
-  function best(rows) {
-    var chosen = null;
-    rows.forEach(function (row) {
-      if (!row.fits || !row.meetsSlo) { return; }
-      if (chosen === null || row.tokensPerSPerDevice > chosen.tokensPerSPerDevice ||
-          (row.tokensPerSPerDevice === chosen.tokensPerSPerDevice && row.tpot < chosen.tpot)) { chosen = row; }
-    });
-    return chosen;
-  }
-
-  /* lib.serving.frontier: every fitting (layout, batch) point, and the Pareto front sorted by tokens/s per user. */
-  function frontier(s, batches) {
-    var points = [];
-    (batches || D.serving.frontier_batches).forEach(function (batch) {
-      var at = Object.assign({}, s, { batch: batch });
-      plan(at).forEach(function (row) {
-        if (row.fits && row.meetsSlo) {
-          points.push({ name: row.name, batch: batch, user: row.tokensPerSPerUser, device: row.tokensPerSPerDevice });
-        }
-      });
-    });
-    function dominates(q, p) {
-      return q.user >= p.user && q.device >= p.device && (q.user > p.user || q.device > p.device);
-    }
-    var front = points.filter(function (p) { return !points.some(function (q) { return dominates(q, p); }); });
-    front.sort(function (a, b) { return a.user - b.user; });
-    return { points: points, front: front };
-  }
+  // The formulas: planner-model.js (lib.serving; it calls planner-capacity.js and planner-collectives.js),
+  // taken when the page starts (init), since the page lists its scripts in no fixed order.
+  var Model = null;
+  function plan(s) { return Model.plan(s); }
+  function best(rows) { return Model.best(rows); }
+  function frontier(s) { return Model.frontier(s); }
 
   // ------------------------------------------------------------ inputs
 
@@ -417,11 +47,22 @@
     ttft_limit_ms: { rule: "positive", optional: true, max: 1e12 },
     tpot_limit_ms: { rule: "positive", optional: true, max: 1e12 },
     price_per_device_hour: { rule: "nonnegative", optional: true, max: 1e12 },
+    prefix_hit_rate: { rule: "share" }, percentile: { rule: "open" },
     memory_efficiency: { rule: "fraction" }, compute_efficiency: { rule: "fraction" },
-    reserve: { rule: "share" }, step_tokens: { rule: "count", min: 0, max: 1e8 },
+    gpu_memory_utilization: { rule: "fraction" },
+    max_num_seqs: { rule: "count", min: 1, max: 1e8, optional: true },
+    max_num_batched_tokens: { rule: "count", min: 1, max: 1e8, optional: true },
     nics_per_node: { rule: "count", min: 1, max: 4096, optional: true }
   };
-  var SELECTS = ["model", "device", "link", "inter_link", "weight_bits", "kv_bits"];
+  var SELECTS = ["model", "device", "link", "inter_link", "weight_format", "kv_format", "allreduce", "expert_parallel"];
+  // Checkboxes: on or off. Their defaults (Engine's cuda_graphs) are set in init().
+  var CHECKS = ["cuda_graphs"];
+  // plan's expert_parallel as the page's select writes it, and in words (attention-DP's "all" is not on the page).
+  var EXPERT_MODES = { off: false, on: true, both: "both" };
+  var EXPERT_WORDS = { off: "no: every expert split over the group", on: "yes: whole experts on each device",
+    both: "both, each layout beside its twin" };
+  // The all-reduce choices of lib.collectives.engine, in words.
+  var ALLREDUCE_WORDS = { engine: "the engine's own kernels where vLLM runs them, else NCCL", nccl: "always NCCL" };
 
   /* A model or device field counts only when its select says "custom": otherwise the preset's numbers stand. */
   function inactive(name, values) {
@@ -453,8 +94,11 @@
       case "fraction":
         if (v <= 0 || v > 1) { return { error: name + " must be in (0, 1], got " + t }; }
         break;
+      case "open":
+        if (v <= 0 || v >= 1) { return { error: name + " must be above 0 and below 1 (0.9 for p90), got " + t }; }
+        break;
       case "share":
-        if (v < 0 || v >= 1) { return { error: name + " must be at least 0 and below 1 (a share of the memory), got " + t }; }
+        if (v < 0 || v >= 1) { return { error: name + " must be at least 0 and below 1, got " + t }; }
         break;
     }
     if (r.max !== undefined && v > r.max) {
@@ -480,8 +124,8 @@
     var model = pick("model", D.presets, "custom");
     var device = pick("device", D.devices, "custom");
     var link = pick("link", D.links), interLink = pick("inter_link", D.links);
-    var bits = { "16": 2, "8": 1 };
-    var weightBits = pick("weight_bits", bits), kvBits = pick("kv_bits", bits);
+    var weightFormat = pick("weight_format", D.engine.weight_formats), kvFormat = pick("kv_format", D.engine.kv_formats);
+    var allreduce = pick("allreduce", arrayKeys(D.engine_allreduce.choices));
 
     var config = null;
     if (model === "custom") {
@@ -494,15 +138,16 @@
       if (v.experts !== undefined && v.top_k !== undefined && v.top_k > v.experts) {
         errors.top_k = "top_k (experts per token) must be at most experts, got top_k=" + v.top_k + ", experts=" + v.experts;
       }
-      config = { name: "custom model", gated_mlp: true, qkv_bias: false, tied_embeddings: false };
+      config = Object.assign({ name: "custom model", gated_mlp: true, qkv_bias: false, tied_embeddings: false },
+        D.model_defaults);
       MODEL_FIELDS.forEach(function (f) { config[MODEL_KEYS[f]] = v[f]; });
     } else if (model) {
       config = D.presets[model];
     }
     var deviceSpec = null;
     if (device === "custom") {
-      deviceSpec = { name: "custom device", memory_bytes: v.memory_GiB * GIB, memory_bandwidth: v.bandwidth_TBps * TB,
-        peak_flops: v.flops_TFLOPS * TFLOPS, link: link };
+      deviceSpec = Object.assign({}, D.device_defaults, { name: "custom device", memory_bytes: v.memory_GiB * GIB,
+        memory_bandwidth: v.bandwidth_TBps * TB, peak_flops: v.flops_TFLOPS * TFLOPS, link: link });
     } else if (device) {
       deviceSpec = D.devices[device];
     }
@@ -510,25 +155,53 @@
         v.devices % v.devices_per_node) {
       errors.devices = "devices must fill whole servers of " + v.devices_per_node + " devices, got " + v.devices;
     }
+    var mode = pick("expert_parallel", EXPERT_MODES), expertParallel = mode === null ? false : EXPERT_MODES[mode];
+    if (!Object.keys(errors).length && expertParallel) {
+      var missing = Model.missingGroups(config, v.devices, expertParallel);
+      if (missing.length) {
+        errors.expert_parallel = "expert_parallel: this page knows the busiest device's share of the experts for " +
+          "groups of up to " + D.serving.expert_groups + " devices, not " + missing.join(", ") + " (use lib.serving.plan)";
+      }
+    }
     if (Object.keys(errors).length) { return { errors: errors }; }
     var linkOf = function (slug) { return Object.assign({ slug: slug }, D.links[slug]); };
+    var engine = Model.resolveEngine(deviceSpec, {
+      weight_format: weightFormat, kv_format: kvFormat, allreduce: allreduce,
+      cuda_graphs: !(values.cuda_graphs === "off" || values.cuda_graphs === false),
+      memory_efficiency: v.memory_efficiency, compute_efficiency: v.compute_efficiency,
+      gpu_memory_utilization: v.gpu_memory_utilization, max_num_seqs: v.max_num_seqs,
+      max_num_batched_tokens: v.max_num_batched_tokens
+    });
     return {
       errors: {},
       s: {
         config: config, device: deviceSpec, devices: v.devices,
         cluster: { devicesPerNode: v.devices_per_node, link: linkOf(link), interLink: linkOf(interLink),
-          nics: v.nics_per_node === null ? v.devices_per_node : v.nics_per_node },
-        bytesPerElement: bits[weightBits], kvBytesPerElement: bits[kvBits],
-        promptTokens: v.prompt_tokens, outputTokens: v.output_tokens, batch: v.batch,
+          nics: v.nics_per_node === null ? defaultNics(deviceSpec, v.devices_per_node) : v.nics_per_node },
+        engine: engine, promptTokens: v.prompt_tokens, outputTokens: v.output_tokens, batch: v.batch,
+        prefixHitRate: v.prefix_hit_rate,
         ttftLimit: v.ttft_limit_ms === null ? null : v.ttft_limit_ms * MS,
         tpotLimit: v.tpot_limit_ms === null ? null : v.tpot_limit_ms * MS,
-        price: v.price_per_device_hour,
-        memoryEfficiency: v.memory_efficiency, computeEfficiency: v.compute_efficiency,
-        reserve: v.reserve, stepTokens: v.step_tokens,
-        expertParallel: values.expert_parallel === "on" || values.expert_parallel === true
+        price: v.price_per_device_hour, expertParallel: expertParallel, percentile: v.percentile
       }
     };
   }
+
+  /* An object whose keys are the names of a list (for pick). */
+  function arrayKeys(names) {
+    var out = {};
+    names.forEach(function (name) { out[name] = true; });
+    return out;
+  }
+
+  /* Python's round(): halves go to the even neighbour. */
+  function pyRound(x) {
+    var r = Math.round(x);
+    return (r - x === 0.5 && r % 2 !== 0) ? r - 1 : r;
+  }
+
+  /* lib.serving.Cluster's default network ports: max(1, round(nics_per_gpu x devices_per_node)). */
+  function defaultNics(device, devicesPerNode) { return Math.max(1, pyRound(device.nics_per_gpu * devicesPerNode)); }
 
   // ------------------------------------------------------------ numbers in words
 
@@ -590,7 +263,9 @@
     var points = result.frontier.points, front = result.frontier.front;
     var current = result.rows.filter(function (r) { return r.fits && r.meetsSlo; });
     var all = points.map(function (p) { return [p.user, p.device]; })
-      .concat(current.map(function (r) { return [r.tokensPerSPerUser, r.tokensPerSPerDevice]; }));
+      .concat(current.concat(result.best ? [result.best] : []).map(function (r) {
+        return [r.tokensPerSPerUser, r.tokensPerSPerDevice];
+      }));
     if (!all.length) {
       return message("No layout fits " + (targets ? "and meets the targets " : "") + "at any batch " + range +
         ", so there is nothing to plot.");
@@ -683,9 +358,10 @@
     var form = document.getElementById("pl-form");
     if (!form) { return; }
     var status = document.getElementById("pl-status");
-    if (!D) {
-      status.textContent = "The planner's data file (_static/planner-data.js) is missing from this copy of the book; " +
-        "rebuild it with make book.";
+    Model = window.PlannerModel || null;
+    if (!D || !Model || !window.PlannerCollectives || !window.PlannerCapacity) {
+      status.textContent = "The planner's data file or formulas (_static/planner-data.js, planner-model.js, " +
+        "planner-collectives.js, planner-capacity.js) are missing from this copy of the book; rebuild it with make book.";
       return;
     }
     var E = form.elements;
@@ -709,19 +385,33 @@
       option(E.link, k, text);
       option(E.inter_link, k, text);
     });
+    Object.keys(D.engine.weight_formats).forEach(function (k) {
+      option(E.weight_format, k, k + ": " + D.engine.weight_formats[k].description);
+    });
+    Object.keys(D.engine.kv_formats).forEach(function (k) {
+      option(E.kv_format, k, k + ", " + short(D.engine.kv_formats[k]) + " byte" + (D.engine.kv_formats[k] === 1 ? "" : "s") +
+        " per number");
+    });
+    D.engine_allreduce.choices.forEach(function (k) { option(E.allreduce, k, ALLREDUCE_WORDS[k] || k); });
+    Object.keys(EXPERT_MODES).forEach(function (k) { option(E.expert_parallel, k, EXPERT_WORDS[k]); });
 
-    // The defaults: lib.serving.plan's keyword defaults, the book's device, Llama-3 70B on one server.
-    var P = D.serving.plan_defaults;
+    // The defaults: lib.serving.plan's keywords and Engine's fields, the book's device, Llama-3 70B on one server.
+    // plan's link and inter_link (None) follow the device, as its nics_per_node and Engine's scheduler limits do.
+    var P = D.serving.plan_defaults, G = D.engine.defaults, book = D.devices[D.book_device];
+    var text = function (x) { return x === null ? "" : String(x); };
     var BASE = {
       model: "llama-3-70b", device: D.book_device, devices_per_node: String(P.devices_per_node), devices: "8",
-      link: D.devices[D.book_device].link, inter_link: P.inter_link, weight_bits: String(8 * P.bytes_per_element),
-      kv_bits: String(8 * (P.kv_bytes_per_element === null ? P.bytes_per_element : P.kv_bytes_per_element)),
-      prompt_tokens: "1024", output_tokens: "256", batch: "64", ttft_limit_ms: "", tpot_limit_ms: "",
-      price_per_device_hour: "", memory_efficiency: String(P.memory_efficiency),
-      compute_efficiency: String(P.compute_efficiency), reserve: String(P.reserve), step_tokens: String(P.step_tokens),
-      nics_per_node: P.nics_per_node === null ? "" : String(P.nics_per_node), expert_parallel: P.expert_parallel
+      link: P.link === null ? book.link : P.link, inter_link: P.inter_link === null ? book.network : P.inter_link,
+      weight_format: G.weight_format, kv_format: G.kv_format, allreduce: G.allreduce,
+      prompt_tokens: "1024", output_tokens: "256", batch: "64", prefix_hit_rate: String(P.prefix_hit_rate),
+      ttft_limit_ms: "", tpot_limit_ms: "", percentile: String(P.percentile), price_per_device_hour: "",
+      memory_efficiency: String(G.memory_efficiency), compute_efficiency: String(G.compute_efficiency),
+      gpu_memory_utilization: String(G.gpu_memory_utilization), max_num_seqs: text(G.max_num_seqs),
+      max_num_batched_tokens: text(G.max_num_batched_tokens), nics_per_node: text(P.nics_per_node),
+      expert_parallel: Object.keys(EXPERT_MODES).filter(function (k) { return EXPERT_MODES[k] === P.expert_parallel; })[0],
+      cuda_graphs: G.cuda_graphs ? "on" : "off"
     };
-    var NAMES = Object.keys(RULES).concat(SELECTS, ["expert_parallel"]).filter(function (n) { return n !== "nodes"; });
+    var NAMES = Object.keys(RULES).concat(SELECTS, CHECKS).filter(function (n) { return n !== "nodes"; });
 
     function fillModel() {  // show the preset's numbers in the model fields
       var c = D.presets[E.model.value];
@@ -745,7 +435,7 @@
     function setAll(values) {
       NAMES.forEach(function (name) {
         if (!(name in values)) { return; }
-        if (name === "expert_parallel") { E[name].checked = values[name] === true || values[name] === "on"; return; }
+        if (CHECKS.indexOf(name) >= 0) { E[name].checked = values[name] === true || values[name] === "on"; return; }
         var input = E[name];
         input.value = values[name];
         if (input.tagName === "SELECT" && input.value !== String(values[name])) {
@@ -760,7 +450,7 @@
       var values = {};
       NAMES.forEach(function (name) {
         var input = E[name];
-        if (name === "expert_parallel") { values[name] = input.checked ? "on" : "off"; return; }
+        if (CHECKS.indexOf(name) >= 0) { values[name] = input.checked ? "on" : "off"; return; }
         values[name] = input.getAttribute("data-bad") !== null ? input.getAttribute("data-bad") : input.value.trim();
       });
       return values;
@@ -771,15 +461,24 @@
       var params = new URLSearchParams();
       NAMES.forEach(function (name) {
         if (inactive(name, values)) { return; }
-        if (name === "expert_parallel" && values[name] !== "on") { return; }
+        if (CHECKS.indexOf(name) >= 0 && values[name] === BASE[name]) { return; }  // a checkbox at its default
         if (RULES[name] && RULES[name].optional && values[name] === "") { return; }
         params.set(name, values[name]);
       });
       link.publish(params.toString());
     }
 
+    /* The scheduler's limits an empty field stands for: Engine.resolved's for the device, shown in the field. */
+    function showDeviceDefaults(device) {
+      var resolved = Model.resolveEngine(device, {});
+      ["max_num_seqs", "max_num_batched_tokens"].forEach(function (name) {
+        E[name].placeholder = "vLLM's: " + resolved[name];
+      });
+    }
+
     function mark(name, message) {
       var input = E[name], error = document.getElementById("pl-" + name + "-error");
+      if (!error) { return; }
       if (message) {
         input.setAttribute("aria-invalid", "true");
         error.textContent = message + ".";
@@ -826,8 +525,9 @@
 
     function renderRows(s, rows, chosen) {
       tbody.textContent = "";
-      var showCost = s.price !== null;
+      var showCost = s.price !== null, showCapacity = rows.some(function (r) { return r.capacity !== null; });
       table.classList.toggle("pl-with-cost", showCost);
+      table.classList.toggle("pl-with-capacity", showCapacity);
       rows.forEach(function (r) {
         var tr = document.createElement("tr");
         tr.setAttribute("data-layout", r.name);
@@ -837,7 +537,8 @@
         var th = document.createElement("th");
         th.scope = "row";
         th.setAttribute("data-output", "layout");
-        th.innerHTML = "<span class=\"pl-layout\">tp" + r.tp + " · pp" + r.pp + " · dp" + r.dp + "</span>";
+        th.innerHTML = "<span class=\"pl-layout\">" + (r.expertParallel ? "ep" : "tp") + r.tp + " · pp" + r.pp + " · dp" +
+          r.dp + "</span>";
         if (r === chosen) { th.insertAdjacentHTML("beforeend", " <strong class=\"pl-badge\">best</strong>"); }
         tr.appendChild(th);
         cell(tr, "fits", r.fits, r.fits ? "yes" : "no");
@@ -848,6 +549,10 @@
         cell(tr, "tpot_ms", r.tpot / MS, fmt(r.tpot / MS));
         cell(tr, "tokens_per_s_per_device", r.tokensPerSPerDevice, fmt(r.tokensPerSPerDevice));
         cell(tr, "tokens_per_s_per_user", r.tokensPerSPerUser, fmt(r.tokensPerSPerUser));
+        if (showCapacity) {
+          cell(tr, "requests_per_s_per_device", r.requestsPerSPerDevice, fmt(r.requestsPerSPerDevice));
+          cell(tr, "binding", null, r.binding);
+        }
         if (showCost) { cell(tr, "cost_per_million_tokens", r.costPerMillionTokens, fmt(r.costPerMillionTokens)); }
         var note = r.reason ? r.reason.charAt(0).toUpperCase() + r.reason.slice(1) + "." :
           "Fits; each decode step is " + r.bound + "-bound" +
@@ -858,6 +563,16 @@
     }
 
     function describeBest(s, rows, chosen) {
+      var underTargets = rows.some(function (r) { return r.capacity !== null; });
+      if (chosen && underTargets) {
+        return "Best layout under the targets: " + chosen.name + " (tensor " + chosen.tp + " × pipeline " + chosen.pp +
+          " × data " + chosen.dp + "): it sustains " + short(chosen.requestsPerSPerDevice) + " requests/s per device (" +
+          short(chosen.capacity) + " in all) before the " + chosen.binding + " binds; at your " + s.batch +
+          " concurrent sequences, " + short(chosen.tokensPerSPerDevice) + " tokens/s per device.";
+      }
+      if (underTargets) {
+        return "No layout carries requests under the targets: every row's capacity is 0 (the column “Binds” says why).";
+      }
       if (chosen) {
         return "Best layout: " + chosen.name + " (tensor " + chosen.tp + " × pipeline " + chosen.pp + " × data " +
           chosen.dp + "): " + short(chosen.tokensPerSPerDevice) + " tokens/s per device, " +
@@ -870,7 +585,7 @@
         return "No layout of " + s.devices + " devices fits: " + rows.length + " layouts tried; each row says why.";
       }
       return "No layout meets the targets: " + fitting.length + " of " + rows.length +
-        " layouts fit in memory, but each misses a latency target (see the notes).";
+        " layouts fit, but each misses a latency target (see the notes).";
     }
 
     function renderFront(front) {
@@ -899,7 +614,10 @@
       if (target === "model") { fillModel(); }
       if (target === "device") {
         fillDevice();
-        if (D.devices[E.device.value]) { E.link.value = D.devices[E.device.value].link; }
+        if (D.devices[E.device.value]) {  // plan's default links: the device's own and its reference network
+          E.link.value = D.devices[E.device.value].link;
+          E.inter_link.value = D.devices[E.device.value].network;
+        }
       }
       if (MODEL_FIELDS.indexOf(target) >= 0) { E.model.value = "custom"; E.model.removeAttribute("data-bad"); }
       if (DEVICE_FIELDS.indexOf(target) >= 0) { E.device.value = "custom"; E.device.removeAttribute("data-bad"); }
@@ -914,7 +632,7 @@
       }
       var values = read();
       var got = scenario(values);
-      NAMES.forEach(function (name) { if (name !== "expert_parallel") { mark(name, got.errors[name]); } });
+      NAMES.forEach(function (name) { mark(name, got.errors[name]); });
       updateUrl(values);
       var bad = Object.keys(got.errors);
       if (bad.length) {
@@ -933,6 +651,7 @@
         return;
       }
       var s = got.s;
+      showDeviceDefaults(s.device);
       var rows = plan(s), chosen = best(rows);
       var result = { rows: rows, best: chosen, frontier: frontier(s) };
       renderRows(s, rows, chosen);
@@ -973,7 +692,10 @@
         fromLink.devices = String(Number(fromLink.nodes) * k);
       }
       if ("device" in fromLink && !("link" in fromLink) && D.devices[fromLink.device]) { fromLink.link = D.devices[fromLink.device].link; }
-      if (!("expert_parallel" in fromLink)) { fromLink.expert_parallel = "off"; }
+      if ("device" in fromLink && !("inter_link" in fromLink) && D.devices[fromLink.device]) {
+        fromLink.inter_link = D.devices[fromLink.device].network;
+      }
+      CHECKS.forEach(function (name) { if (!(name in fromLink)) { fromLink[name] = BASE[name]; } });
       reset();
       setAll(fromLink);
       if (fromLink.model !== "custom") { fillModel(); }
@@ -1012,7 +734,7 @@
 
   // For curious readers: the formulas, to call from the browser's console (no test reads this).
   window.layoutPlanner = { plan: plan, best: best, frontier: frontier, scenario: scenario, check: check, format: fmt,
-    layouts: layouts, tuneAllreduce: tuneAllreduce, sendTime: sendTime };
+    model: function () { return window.PlannerModel; }, collectives: function () { return window.PlannerCollectives; } };
 
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", init);

@@ -69,8 +69,8 @@ from lib.collectives.nccl import tune_allreduce
 from lib.hardware import Link, link as lookup_link
 from lib.units import KiB, MiB, us
 
-__all__ = ["ALLREDUCE_CHOICES", "Kernel", "ONE_SHOT", "TWO_SHOT", "MAX_SIZE", "SUPPORTED_GROUPS", "kernel_for",
-           "EngineAllReduce", "engine_allreduce"]
+__all__ = ["ALLREDUCE_CHOICES", "Kernel", "ONE_SHOT", "TWO_SHOT", "MAX_SIZE", "ONE_SHOT_BELOW_4", "ONE_SHOT_BELOW_8",
+           "SUPPORTED_GROUPS", "kernel_for", "EngineAllReduce", "engine_allreduce"]
 
 Number = Any
 
@@ -80,6 +80,10 @@ ALLREDUCE_CHOICES = ("engine", "nccl")
 SUPPORTED_GROUPS = (2, 4, 6, 8)
 #: Messages from this size up go to NCCL (``max_size``; the kernel runs while ``size < MAX_SIZE``).
 MAX_SIZE = 8 * MiB
+#: A fully connected group of up to 4 GPUs runs one-shot below this size, two-shot above (``custom_all_reduce.cuh``).
+ONE_SHOT_BELOW_4 = 512 * KiB
+#: A fully connected group of up to 8 GPUs runs one-shot below this size, two-shot above.
+ONE_SHOT_BELOW_8 = 256 * KiB
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,7 @@ def _masks(message: np.ndarray, devices: int, intra: Link, nodes: int) -> tuple[
         return np.zeros_like(fits), np.zeros_like(fits)
     if intra.kind == "pcie":      # only a pair of PCIe GPUs, and always one-shot
         return fits & (devices == 2), np.zeros_like(fits)
-    small = np.asarray((devices == 2) | ((devices <= 4) & (message < 512 * KiB)) | (message < 256 * KiB))
+    small = np.asarray((devices == 2) | ((devices <= 4) & (message < ONE_SHOT_BELOW_4)) | (message < ONE_SHOT_BELOW_8))
     return fits & small, fits & ~small
 
 

@@ -74,6 +74,8 @@ BINDINGS = ("weights memory", "KV memory", "sequences per replica", "prefill com
 _GRID = 48          # batch sizes at which the step time is priced, between 1 and the replica's limit
 _DRAWS = 16         # stratified draws of each random part of a TTFT
 _TOGETHER = 8       # prompts a busy step is priced with at most (the one waited for and up to 7 others)
+_FIXED_POINT = 16   # iterations of the mean step's fixed point in _ttft
+_BISECTIONS = 26    # halvings of the rate interval in capacity()
 
 
 @dataclass(frozen=True)
@@ -309,7 +311,7 @@ def _ttft(rate: float, rho: float, idle: np.ndarray, busy_k: np.ndarray, room: n
     counts = np.arange(_TOGETHER + 1)
     lengths = np.concatenate([idle[:, None], busy_k], axis=1)       # (states, N = 0..K)
     mean = idle.copy()
-    for _ in range(16):                                             # m = E[len(N)], N ~ Poisson(lambda m)
+    for _ in range(_FIXED_POINT):                                   # m = E[len(N)], N ~ Poisson(lambda m)
         mean = np.sum(_poisson(rate * mean, counts) * lengths, axis=1)
     current = _poisson(rate * mean, counts) * lengths                # length-biased choice of the step in progress
     current = current / current.sum(axis=1, keepdims=True)
@@ -436,7 +438,7 @@ def capacity(config: ModelConfig, device: Device | str, layout: Layout, prompt_t
     if ttft_max is None and tpot_max is None:          # no target: the supremum of the stable rates
         lo = hi = highest
     need = ttft_max is not None
-    for _ in range(0 if lo == hi else 26):
+    for _ in range(0 if lo == hi else _BISECTIONS):
         mid = (lo + hi) / 2
         if _meets(replica.load(mid, q, need), ttft_max, tpot_max):
             lo = mid

@@ -84,7 +84,8 @@ from lib.units import B, GiB, ms, s, us
 
 __all__ = ["Engine", "configure", "EXPERT_EXCHANGES", "DISPATCH_BYTES", "STREAM_COPY_A100_40GB", "MEMORY_EFFICIENCY", "COMPUTE_EFFICIENCY",
            "LAYER_OVERHEAD", "STEP_OVERHEAD",
-           "EAGER_LAYER_LAUNCH", "GPU_MEMORY_UTILIZATION", "NON_TORCH_BYTES", "CUDA_GRAPH_BYTES", "scheduler_limits"]
+           "EAGER_LAYER_LAUNCH", "GPU_MEMORY_UTILIZATION", "NON_TORCH_BYTES", "CUDA_GRAPH_BYTES", "SCHEDULER_TIERS",
+           "scheduler_limits"]
 
 #: How the ranks of an attention-data-parallel group exchange tokens with the experts (see the module notes).
 EXPERT_EXCHANGES = ("allgather_reducescatter", "deepep")
@@ -111,6 +112,10 @@ GPU_MEMORY_UTILIZATION = 0.92
 #: custom all-reduce's buffers. vLLM's memory profiler logged 1.79 GiB for Llama-3 8B on one H100 and 3.58 GiB at
 #: TP 2 (vllm_memory_profiling, PR #10511).
 NON_TORCH_BYTES = {1: 1.79 * GiB, 2: 3.58 * GiB}
+#: vLLM 0.33.0's scheduler defaults by device (see the module notes): ``(least memory in bytes, a name
+#: that excludes a device when its lower-cased name holds it, (max_num_seqs, max_num_batched_tokens))``,
+#: tried in order; the last tier takes every device.
+SCHEDULER_TIERS = ((160 * GiB, "", (1024, 16384)), (70 * GiB, "a100", (1024, 8192)), (0.0, "", (256, 2048)))
 #: Memory of the captured CUDA graphs ("Estimated CUDA graph memory: 0.36 GiB total" in a vLLM 0.27 log).
 CUDA_GRAPH_BYTES = 0.36 * GiB
 
@@ -122,12 +127,10 @@ def scheduler_limits(device: Device | str) -> tuple[int, int]:
     [(1024, 16384), (1024, 8192), (256, 2048), (256, 2048)]
     """
     dev = lookup_device(device)
-    memory = dev.memory_bytes
-    if memory >= 160 * GiB:
-        return 1024, 16384
-    if memory >= 70 * GiB and "a100" not in dev.name.lower():
-        return 1024, 8192
-    return 256, 2048
+    for least, excluded, limits in SCHEDULER_TIERS:
+        if dev.memory_bytes >= least and not (excluded and excluded in dev.name.lower()):
+            return limits
+    raise AssertionError("the last tier of SCHEDULER_TIERS takes every device")
 
 
 @dataclass(frozen=True)

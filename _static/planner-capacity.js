@@ -1,0 +1,282 @@
+/*
+ * The layout planner's capacity under latency targets (book/planner.md), a mirror of
+ * lib/serving/capacity.py: _Replica (the step time on a grid of concurrencies, the stationary law
+ * of the requests in a replica, the TTFT's distribution), _ttft, _poisson, _weighted_quantile,
+ * _meets, _binding and capacity(), for one prompt and one output length (Workload's samples are
+ * not on the page). The steps come from planner-model.js (lib.serving.step, memory), every
+ * constant from window.PLANNER_DATA. Sets window.PlannerCapacity.
+ */
+(function () {
+  "use strict";
+
+  function data() { return window.PLANNER_DATA.capacity; }
+
+  function sum(values) { var t = 0.0; for (var i = 0; i < values.length; i++) { t += values[i]; } return t; }
+
+  /* numpy.interp: linear between the points of xs (increasing), flat beyond them. */
+  function interp(x, xs, ys) {
+    if (x <= xs[0]) { return ys[0]; }
+    var last = xs.length - 1;
+    if (x >= xs[last]) { return ys[last]; }
+    var lo = 0, hi = last;
+    while (hi - lo > 1) { var mid = (lo + hi) >> 1; if (xs[mid] <= x) { lo = mid; } else { hi = mid; } }
+    var slope = (ys[hi] - ys[lo]) / (xs[hi] - xs[lo]);
+    return slope * (x - xs[lo]) + ys[lo];
+  }
+
+  /* Python's round(): halves go to the even neighbour. */
+  function pyRound(x) { var r = Math.round(x); return (r - x === 0.5 && r % 2 !== 0) ? r - 1 : r; }
+
+  /* numpy.unique(np.concatenate([[1], np.round(np.geomspace(1, top, n)), [top]])) */
+  function grid(top, n) {
+    var step = Math.log10(top) / (n - 1), values = [1.0, top];
+    for (var i = 0; i < n; i++) {
+      values.push(i === 0 ? 1.0 : (i === n - 1 ? top : pyRound(Math.pow(10, i * step))));
+    }
+    values.sort(function (a, b) { return a - b; });
+    return values.filter(function (v, i) { return i === 0 || v !== values[i - 1]; });
+  }
+
+  /* Workload(prompt, output, hit) for one length of each: its means, context and new tokens. */
+  function workload(s) {
+    var p = s.promptTokens, o = s.outputTokens, h = s.prefixHitRate;
+    return { prompt: p, output: o, hit: h, context: (o * (p + o / 2)) / o, newTokens: Math.max(1.0, Math.ceil((1 - h) * p)) };
+  }
+
+  /* _Replica.__init__: the concurrency limit, and the step times on the grid. */
+  function replica(s, l) {
+    var M = window.PlannerModel, K = data();
+    var w = workload(s), o = w.output, fresh = w.newTokens;
+    var perRequest = (o - 1 + fresh) / o;
+    var kvTokens = M.kvTokenCapacity(s, l);
+    var budget = s.engine.max_num_batched_tokens;
+    var caps = [["KV memory", kvTokens / w.context], ["sequences per replica", s.engine.max_num_seqs],
+      ["token budget", l.pp * budget / perRequest]];
+    var limit = caps[0];
+    caps.forEach(function (cap) { if (cap[1] < limit[1]) { limit = cap; } });
+    var r = { s: s, l: l, w: w, limit: limit[0], maxBatch: limit[1], fits: kvTokens > 0 };
+    if (!r.fits || r.maxBatch < 1) { return r; }  // capacity() stops here (lib prices the grid all the same)
+    var top = Math.max(1.0, Math.floor(r.maxBatch));
+    r.grid = grid(top, K.grid);
+    r.times = r.grid.map(function (b) { return M.decodeStep(s, l, b, w.context).tpot; });
+    var attended = (w.hit * w.prompt + w.prompt + 1) / 2;
+    r.room = [];
+    r.idle = [];
+    r.busyK = [];
+    r.grid.forEach(function (b) {
+      var micro = Math.ceil(b / Math.min(l.pp, Math.ceil(b))), decodes = micro * (o - 1) / o;
+      var room = Math.max(1.0, budget - decodes), busy = [];
+      r.room.push(room);
+      r.idle.push(M.loopTime(s, l, decodes, w.context));
+      for (var k = 1; k <= K.together; k++) {
+        busy.push(M.loopTime(s, l, decodes, w.context, Math.min(room, k * fresh), attended));
+      }
+      r.busyK.push(busy);
+    });
+    return r;
+  }
+
+  /* _Replica.step_time */
+  function stepTime(r, batch) { return interp(batch, r.grid, r.times); }
+
+  /* _Replica.highest_rate: requests per second at the concurrency limit. */
+  function highestRate(r) {
+    var top = Math.max(1.0, Math.floor(r.maxBatch));
+    return top / (r.w.output * stepTime(r, top));
+  }
+
+  /* _Replica.states: the stationary law of running requests, (running, weights, queued); null if unstable. */
+  function states(r, rate) {
+    var o = r.w.output, top = Math.max(1, Math.floor(r.maxBatch)), logPi = [0.0], i;
+    for (i = 1; i <= top; i++) {
+      logPi.push(logPi[i - 1] + (Math.log(rate * o) + Math.log(stepTime(r, Math.max(i, 1.0))) - Math.log(i)));
+    }
+    var ratio = rate * o * stepTime(r, top) / top;
+    if (ratio >= 1) { return null; }
+    var most = Math.max.apply(null, logPi);
+    var weights = logPi.map(function (x) { return Math.exp(x - most); });
+    var last = weights[weights.length - 1];
+    var tail = last * ratio / (1 - ratio), queued = last * ratio / ((1 - ratio) * (1 - ratio));
+    var total = sum(weights) + tail;
+    weights = weights.map(function (x) { return x / total; });
+    weights[weights.length - 1] += tail / total;
+    var heaviest = Math.max.apply(null, weights), running = [], kept = [];
+    weights.forEach(function (x, b) { if (x > 1e-9 * heaviest) { running.push(b); kept.push(x); } });
+    var keptTotal = sum(kept);
+    return { running: running, weights: kept.map(function (x) { return x / keptTotal; }), queued: queued / total };
+  }
+
+  /* _weighted_quantile: the q quantile of values drawn with probabilities proportional to weights. */
+  function weightedQuantile(values, weights, q) {
+    var order = argsort(values), n = order.length, cumulative = new Float64Array(n), t = 0.0, i;
+    for (i = 0; i < n; i++) { t += weights[order[i]]; cumulative[i] = t; }
+    var target = q * cumulative[n - 1], lo = 0, hi = n;
+    while (lo < hi) { var mid = (lo + hi) >> 1; if (cumulative[mid] < target) { lo = mid + 1; } else { hi = mid; } }
+    return values[order[Math.min(lo, n - 1)]];
+  }
+
+  /* numpy.argsort(values, kind="stable") for positive finite values, by the engine's own numeric sort: each
+     value's lowest mantissa bits carry its index, so equal values keep their order. Values closer than
+     those bits (a relative 2^-(52 - bits), below 1e-10 for a million values) may swap, which moves a
+     quantile by no more than that. */
+  function argsort(values) {
+    var n = values.length, bits = Math.max(1, Math.ceil(Math.log2(n + 1))), mask = bits >= 32 ? 0xFFFFFFFF : (1 << bits) - 1;
+    var keys = new Float64Array(n), words = new Uint32Array(keys.buffer), i;
+    var low = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1;  // the low word's place (little-endian: 0)
+    for (i = 0; i < n; i++) {
+      keys[i] = values[i];
+      words[2 * i + low] = ((words[2 * i + low] & ~mask) | i) >>> 0;
+    }
+    keys.sort();
+    var order = new Uint32Array(n);
+    for (i = 0; i < n; i++) { order[i] = (words[2 * i + low] & mask) >>> 0; }
+    return order;
+  }
+
+  var LOG_FACTORIAL = [0.0];  // log(k!), summed in the order _poisson's cumsum adds them
+
+  /* _poisson: Poisson probabilities of 0..last at mean, the last count taking the tail, into out. */
+  function poisson(mean, last, out) {
+    var m = Math.max(mean, 1e-300), logM = Math.log(m), head = 0.0, k;
+    while (LOG_FACTORIAL.length <= last) {
+      LOG_FACTORIAL.push(LOG_FACTORIAL[LOG_FACTORIAL.length - 1] + Math.log(Math.max(LOG_FACTORIAL.length, 1)));
+    }
+    for (k = 0; k < last; k++) {
+      out[k] = Math.exp(k * logM - m - LOG_FACTORIAL[k]);
+      head += out[k];
+    }
+    out[last] = Math.max(0.0, 1 - head);
+    return out;
+  }
+
+  /* _ttft: the mean TTFT and its distribution (draws, chances) over the states an arrival sees. */
+  function ttft(rate, rho, idle, busyK, room, service, fresh, weights) {
+    var K = data(), together = K.together, draws = K.draws, states = idle.length;
+    var u = new Float64Array(draws), pm = new Float64Array(together + 1), current = new Float64Array(together + 1);
+    var lengths = new Float64Array(together + 1), j, n, i, k, st;
+    for (j = 0; j < draws; j++) { u[j] = (j + 0.5) / draws; }
+    var longs = 0;
+    for (st = 0; st < states; st++) { if (fresh >= room[st]) { longs++; } }
+    var gated = (states - longs) * (together + 1) * draws, size = gated + longs * draws;
+    var all = new Float64Array(size), chance = new Float64Array(size), g = 0, f = gated;
+    for (st = 0; st < states; st++) {
+      lengths[0] = idle[st];
+      for (i = 0; i < together; i++) { lengths[i + 1] = busyK[st][i]; }
+      var mean = idle[st];
+      for (var it = 0; it < K.fixed_point; it++) {
+        poisson(rate * mean, together, pm);
+        mean = 0.0;
+        for (i = 0; i <= together; i++) { mean += pm[i] * lengths[i]; }
+      }
+      poisson(rate * mean, together, pm);
+      var currentTotal = 0.0;
+      for (i = 0; i <= together; i++) { current[i] = pm[i] * lengths[i]; currentTotal += current[i]; }
+      if (fresh >= room[st]) {  // a long prompt: steps of its own, an M/G/1 queue
+        var wait = rate * service[st] * service[st] / (2 * (1 - rho));
+        for (k = 0; k < draws; k++) {
+          var queue = u[k] < 1 - rho ? 0.0 :
+            -(wait / Math.max(rho, 1e-300)) * Math.log(Math.max((1 - u[k]) / Math.max(rho, 1e-300), 1e-300));
+          all[f] = busyK[st][0] * (0.5 + fresh / room[st] + 0.5) + queue;
+          chance[f++] = weights[st] / draws;
+        }
+        continue;
+      }
+      for (n = 0; n <= together; n++) {
+        poisson(rate * lengths[n], together - 1, pm);
+        var next = 0.0;
+        for (i = 0; i < together; i++) { next += pm[i] * lengths[i + 1]; }
+        var share = weights[st] * (current[n] / currentTotal) / draws;
+        for (k = 0; k < draws; k++) {
+          all[g] = u[k] * lengths[n] + next;
+          chance[g++] = share;
+        }
+      }
+    }
+    var weighted = 0.0, total = 0.0;
+    for (i = 0; i < size; i++) { weighted += all[i] * chance[i]; total += chance[i]; }
+    return { mean: weighted / total, draws: all, chance: chance };
+  }
+
+  /* _Replica.load: the replica at rate: concurrency, TPOT and TTFT (means, quantiles), prefill utilisation. */
+  function loadAt(r, rate, q, withTtft) {
+    var chain = states(r, rate);
+    if (chain === null) { return null; }
+    var running = chain.running, weights = chain.weights;
+    var t = running.map(function (b) { return stepTime(r, Math.max(b, 1.0)); });
+    var batch = sum(weights.map(function (x, i) { return x * running[i]; }));
+    var tokens = weights.map(function (x, i) { return x * Math.max(running[i], 1e-30) / t[i]; });
+    var tpot = sum(tokens.map(function (x, i) { return x * t[i]; })) / sum(tokens);
+    var out = { rate: rate, batch: batch, tpot: tpot, tpotQuantile: weightedQuantile(t, tokens, q),
+      ttft: NaN, ttftQuantile: NaN, rho: 0.0 };
+    var room = running.map(function (b) { return interp(b, r.grid, r.room); });
+    var idle = running.map(function (b) { return interp(b, r.grid, r.idle); });
+    var busyK = running.map(function (b) {
+      var row = [];
+      for (var k = 0; k < data().together; k++) {
+        row.push(interp(b, r.grid, r.busyK.map(function (x) { return x[k]; })));
+      }
+      return row;
+    });
+    var service = busyK.map(function (row, i) { return row[0] * r.w.newTokens / room[i]; });
+    out.rho = sum(weights.map(function (x, i) { return x * rate * service[i]; }));
+    if (out.rho >= 1) { out.ttft = Infinity; out.ttftQuantile = Infinity; return out; }
+    if (!withTtft) { return out; }
+    var got = ttft(rate, out.rho, idle, busyK, room, service, r.w.newTokens, weights);
+    var slot = chain.queued / rate;
+    out.ttft = got.mean + slot;
+    out.ttftQuantile = weightedQuantile(got.draws, got.chance, q) + slot;
+    return out;
+  }
+
+  /* _meets */
+  function meets(load, ttftLimit, tpotLimit) {
+    if (load === null || load.ttft === Infinity) { return false; }
+    return (ttftLimit === null || load.ttftQuantile <= ttftLimit) && (tpotLimit === null || load.tpotQuantile <= tpotLimit);
+  }
+
+  /* _binding: what fails just above the capacity (beyond: the load past it), in lib's words. */
+  function binding(r, beyond, ttftLimit) {
+    if (beyond === null) {
+      return r.limit === "KV memory" ? "KV memory" : (r.limit === "token budget" ? "prefill compute" : "sequences per replica");
+    }
+    if (beyond.ttft === Infinity) { return "prefill compute"; }
+    if (ttftLimit !== null && beyond.ttftQuantile > ttftLimit) { return "TTFT target"; }
+    var step = window.PlannerModel.decodeStep(r.s, r.l, Math.max(1.0, beyond.batch), r.w.context);
+    var work = step.works[step.stageTimes.indexOf(Math.max.apply(null, step.stageTimes))];
+    var memory = sum(work.ops.map(function (op) { return op.memoryTime >= op.computeTime ? op.time : 0.0; }));
+    var shares = [["decode bandwidth", memory], ["communication", work.communication + step.hop / r.l.pp],
+      ["TPOT target", work.computeBound + work.fixed]];
+    var chosen = shares[0];
+    shares.forEach(function (x) { if (x[1] > chosen[1]) { chosen = x; } });
+    return chosen[0];
+  }
+
+  /* capacity: the highest request rate the layout sustains within the targets, and what binds it. */
+  function capacity(s, l) {
+    var K = data(), q = s.percentile, ttftLimit = s.ttftLimit, tpotLimit = s.tpotLimit;
+    var n = l.tp * l.pp * l.dp;
+    var r = replica(s, l);
+    if (!r.fits || r.maxBatch < 1) {
+      var word = !r.fits ? "weights memory" : r.limit;
+      return { rate: 0.0, ratePerDevice: 0.0, binding: K.bindings.indexOf(word) >= 0 ? word : "sequences per replica",
+        load: null };
+    }
+    var highest = highestRate(r);
+    var idle = loadAt(r, highest * 1e-9, q, ttftLimit !== null);
+    if (!meets(idle, ttftLimit, tpotLimit)) {
+      return { rate: 0.0, ratePerDevice: 0.0, load: idle,
+        binding: idle !== null && ttftLimit !== null && idle.ttftQuantile > ttftLimit ? "TTFT target" : "TPOT target" };
+    }
+    var lo = 0.0, hi = highest;
+    if (ttftLimit === null && tpotLimit === null) { lo = hi = highest; }
+    for (var i = 0; i < (lo === hi ? 0 : K.bisections); i++) {
+      var mid = (lo + hi) / 2;
+      if (meets(loadAt(r, mid, q, ttftLimit !== null), ttftLimit, tpotLimit)) { lo = mid; } else { hi = mid; }
+    }
+    var at = loadAt(r, lo * (1 - 1e-9), q, true), beyond = loadAt(r, hi * (1 + 1e-9), q, true);
+    var total = lo * l.dp;
+    return { rate: total, ratePerDevice: total / n, binding: binding(r, beyond, ttftLimit), load: at };
+  }
+
+  window.PlannerCapacity = { capacity: capacity };
+}());

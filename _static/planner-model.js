@@ -1,0 +1,565 @@
+/*
+ * The layout planner's serving model (book/planner.md), a mirror of lib.serving.plan at fixed
+ * concurrency, operation by operation, in SI units:
+ *   lib/transformer/models.py, parallel.py  parameter_breakdown, kv_cache_bytes_per_token, kv_heads_per_device
+ *   lib/formats.py                         compute_peak
+ *   lib/experts.py                         expert_imbalance (expected_max_normal comes as a table)
+ *   lib/serving/engine.py                  Engine.resolved, usable_bytes, scheduler_limits
+ *   lib/serving/layout.py                  layouts, Cluster.holds_group, stage_layers
+ *   lib/serving/memory.py                  memory_fit and its helpers
+ *   lib/serving/operators.py               pass_work, tp_allreduce
+ *   lib/serving/step.py                    decode_step, prefill_lumps, prefill_time, hop_time
+ *   lib/serving/plan.py                    plan, best, frontier
+ * With a latency target, plan's capacity fields come from window.PlannerCapacity (planner-capacity.js,
+ * lib/serving/capacity.py). Not mirrored: attention run data-parallel (expert_parallel="all").
+ * Collectives are window.PlannerCollectives (planner-collectives.js); every number comes from
+ * window.PLANNER_DATA (tools/planner_data.py), read when plan() runs. Sets window.PlannerModel.
+ */
+(function () {
+  "use strict";
+
+  var D = null;  // window.PLANNER_DATA, set by plan() and frontier()
+  var C = null;  // window.PlannerCollectives
+
+  function load() { D = window.PLANNER_DATA; C = window.PlannerCollectives; }
+
+  function maxOf(values) { return values.reduce(function (a, b) { return b > a ? b : a; }, -Infinity); }
+
+  function sum(values) { return values.reduce(function (a, b) { return a + b; }, 0); }
+
+  // ------------------------------------------------------------ lib.transformer
+
+  /* ModelConfig.head_dim */
+  function headDim(c) { return c.head_width || Math.floor(c.hidden / c.heads); }
+
+  /* ModelConfig.value_dim */
+  function valueDim(c) { return c.v_head_dim || headDim(c); }
+
+  /* ModelConfig.latent_attention */
+  function latent(c) { return c.kv_lora_rank > 0; }
+
+  /* ModelConfig.moe_layers */
+  function moeLayers(c) { return c.layers - c.dense_layers; }
+
+  /* ModelConfig.attention_flops */
+  function attentionFlops(c, decode) {
+    if (!latent(c)) { return 4 * c.heads * headDim(c); }
+    if (decode) { return c.heads * (2 * (c.kv_lora_rank + c.rope_head_dim) + 2 * c.kv_lora_rank); }
+    return c.heads * (2 * (headDim(c) + c.rope_head_dim) + 2 * valueDim(c));
+  }
+
+  /* parameter_breakdown */
+  function breakdown(c) {
+    var d = c.hidden, hd = headDim(c), qWidth = c.heads * hd, kvWidth = c.kv_heads * hd;
+    var qo, kv, replicated = 0;
+    if (latent(c)) {
+      var rank = c.kv_lora_rank, rope = c.rope_head_dim, qIn = c.q_lora_rank || d;
+      qo = qIn * (c.heads * (hd + rope)) + c.heads * valueDim(c) * d + rank * c.heads * (hd + valueDim(c));
+      kv = 0;
+      replicated = d * (rank + rope) + rank + (c.q_lora_rank ? d * c.q_lora_rank + c.q_lora_rank : 0);
+    } else {
+      qo = d * qWidth + qWidth * d + (c.qkv_bias ? qWidth : 0);
+      kv = 2 * d * kvWidth + (c.qkv_bias ? 2 * kvWidth : 0);
+    }
+    var matrices = c.gated_mlp ? 3 : 2, embedding = c.vocab * d;
+    return {
+      attention_qo: qo, attention_kv: kv, attention_replicated: replicated,
+      mlp: matrices * d * c.ffn_hidden,
+      shared_mlp: c.shared_experts * matrices * d * (c.shared_ffn_hidden || c.ffn_hidden),
+      dense_mlp: c.dense_layers ? matrices * d * (c.dense_ffn_hidden || c.ffn_hidden) : 0,
+      router: c.experts > 1 ? d * c.experts : 0, norms: 2 * d, embedding: embedding,
+      head: c.tied_embeddings ? 0 : embedding, final_norm: d
+    };
+  }
+
+  /* k in valid_tp_degrees(config, k, replicate_kv=True) (check_tp_degree). */
+  function tpAllowed(c, k) {
+    if (c.heads % k || c.ffn_hidden % k) { return false; }
+    return k <= c.kv_heads ? c.kv_heads % k === 0 : k % c.kv_heads === 0;
+  }
+
+  /* kv_heads_per_device */
+  function kvHeadsPerDevice(c, tp) { return Math.max(c.kv_heads / tp, 1.0); }
+
+  /* kv_cache_bytes_per_token */
+  function kvPerToken(c, b) {
+    if (latent(c)) { return c.layers * (c.kv_lora_rank + c.rope_head_dim) * b; }
+    return 2 * c.layers * c.kv_heads * headDim(c) * b;
+  }
+
+  // ------------------------------------------------------------ lib.formats, lib.experts
+
+  /* lib.formats.compute_peak: the FP8 peak for FP8 weights where the device has one, else the 16-bit peak. */
+  function computePeak(device, format) {
+    var fmt = D.engine.weight_formats[format];
+    return fmt.compute === "fp8" && device.fp8_flops > 0 ? device.fp8_flops : device.peak_flops;
+  }
+
+  /* lib.experts.expected_max_normal, from the exported table (scenario() refuses group sizes beyond it). */
+  function expectedMaxNormal(n) { return D.expected_max_normal[String(n)]; }
+
+  /* lib.experts.expert_imbalance: slots on the busiest of d devices over the mean. */
+  function expertImbalance(t, e, k, d) {
+    var share = 1.0 / d;
+    var variance = k * share * (1 - share) * (e > 1 ? (e - k) / Math.max(e - 1, 1) : 0.0);
+    var above = t > 0 ? expectedMaxNormal(d) * Math.sqrt(variance / Math.max(t, 1e-300)) / (k * share) : 0.0;
+    return Math.min(1 + above, d * Math.min(k, e / d) / k);
+  }
+
+  // ------------------------------------------------------------ lib.serving.engine
+
+  /* scheduler_limits: vLLM's (max_num_seqs, max_num_batched_tokens) for the device. */
+  function schedulerLimits(device) {
+    var tiers = D.engine.scheduler_tiers;
+    for (var i = 0; i < tiers.length; i++) {
+      var least = tiers[i][0], excluded = tiers[i][1];
+      if (device.memory_bytes >= least && !(excluded && device.name.toLowerCase().indexOf(excluded) >= 0)) {
+        return tiers[i][2];
+      }
+    }
+    return tiers[tiers.length - 1][2];
+  }
+
+  /* Engine.resolved: the engine's fields (keyed as Engine's), every null filled in for the device. */
+  function resolveEngine(device, fields) {
+    var e = Object.assign({}, D.engine.defaults, fields), limits = schedulerLimits(device);
+    if (e.layer_overhead === null) {
+      e.layer_overhead = D.engine.layer_overhead + (e.cuda_graphs ? 0.0 : D.engine.eager_layer_launch);
+    }
+    if (e.max_num_seqs === null) { e.max_num_seqs = limits[0]; }
+    if (e.max_num_batched_tokens === null) { e.max_num_batched_tokens = limits[1]; }
+    e.weight_bytes = D.engine.weight_formats[e.weight_format].bytes_per_weight;
+    e.kv_bytes = D.engine.kv_formats[e.kv_format];
+    return e;
+  }
+
+  /* Engine.reserved_bytes: non-torch memory and the CUDA graphs. */
+  function reservedBytes(e, tp) {
+    var nonTorch = tp === 1 ? D.engine.non_torch_bytes[0] : D.engine.non_torch_bytes[1];
+    return nonTorch + (e.cuda_graphs ? D.engine.cuda_graph_bytes : 0.0);
+  }
+
+  /* Engine.usable_bytes */
+  function usableBytes(e, device, tp) {
+    return Math.floor(device.memory_bytes * e.gpu_memory_utilization) - reservedBytes(e, tp);
+  }
+
+  // ------------------------------------------------------------ lib.serving.layout
+
+  /* stage_layers */
+  function stageLayers(layers, stages) {
+    var out = [];
+    for (var i = 0; i < stages; i++) { out.push(Math.floor(layers / stages) + (i < layers % stages ? 1 : 0)); }
+    return out;
+  }
+
+  /* Layout.name */
+  function layoutName(l) { return (l.ep ? "ep" : "tp") + l.tp + "-pp" + l.pp + "-dp" + l.dp; }
+
+  /* layouts with expert_parallel True, False or "both" (each expert-parallel layout after its twin);
+     check_layout decides what is valid. */
+  function layouts(c, n, expertParallel) {
+    var found = [], variants = expertParallel === "both" ? [false, true] : [!!expertParallel];
+    for (var tp = 1; tp <= n; tp++) {
+      if (n % tp) { continue; }
+      for (var pp = 1; pp <= n / tp; pp++) {
+        if ((n / tp) % pp || pp > c.layers) { continue; }
+        var names = {};
+        variants.forEach(function (variant) {
+          var ep = variant && c.experts > 1 && tp > 1;
+          if ((ep && c.experts % tp) || !tpAllowed(c, tp) || names[ep]) { return; }
+          names[ep] = true;  // a dense model's twin is the same layout: listed once
+          found.push({ tp: tp, pp: pp, dp: n / (tp * pp), ep: ep });
+        });
+      }
+    }
+    return found;
+  }
+
+  /* Cluster.holds_group */
+  function holdsGroup(cluster, tp) { return cluster.devicesPerNode % tp === 0 || tp % cluster.devicesPerNode === 0; }
+
+  // ------------------------------------------------------------ lib.serving.memory
+
+  /* _kv_bytes_per_layer: one token, one layer, one device of a group of tp (heads split). */
+  function kvBytesPerLayer(c, tp, b) {
+    var share = latent(c) ? 1.0 : kvHeadsPerDevice(c, tp) / c.kv_heads;
+    return kvPerToken(c, b) * share / c.layers;
+  }
+
+  /* kv_bytes_per_token_per_device */
+  function kvPerTokenPerDevice(c, l, b) { return kvBytesPerLayer(c, l.tp, b) * maxOf(stageLayers(c.layers, l.pp)); }
+
+  /* _per_device_layer (attention split by heads). */
+  function perDeviceLayer(c, l, experts, parts) {
+    var tp = l.tp, moe = moeLayers(c) / c.layers;
+    var kv = parts.attention_kv * kvHeadsPerDevice(c, tp) / c.kv_heads;
+    var attention = parts.attention_qo / tp + kv + parts.attention_replicated;
+    var routed = moe * (experts * parts.mlp / tp + parts.shared_mlp / tp + parts.router);
+    return attention + routed + (1 - moe) * parts.dense_mlp / tp + parts.norms;
+  }
+
+  /* stage_weight_bytes: the linear layers in the weight format, the tables in 16 bits. */
+  function stageWeightBytes(c, l, e) {
+    var parts = breakdown(c), layer = perDeviceLayer(c, l, c.experts, parts);
+    var counts = stageLayers(c.layers, l.pp);
+    return counts.map(function (n, i) {
+      var table = i === 0 ? parts.embedding / l.tp : 0.0;
+      if (i === counts.length - 1) {
+        table += (parts.head ? parts.head : (l.pp > 1 ? parts.embedding : 0)) / l.tp;
+        table += parts.final_norm;
+      }
+      return n * layer * e.weight_bytes + table * D.engine.unquantised_bytes;
+    });
+  }
+
+  /* activation_bytes (16-bit activations, 32-bit logits for the sampled sequences). */
+  function activationBytes(c, tokens, tp, sequences) {
+    var b = D.serving.activation_bytes, d = c.hidden, hd = headDim(c);
+    var qkv = (c.heads + 2 * c.kv_heads) * hd / tp;
+    var perToken = b * (4 * d + qkv + 3 * c.ffn_hidden / tp);
+    return tokens * perToken + sequences * 4 * c.vocab / tp;
+  }
+
+  /* Python's format(x, f".{digits}f") for x >= 0: as toFixed, but an exact tie goes to the even digit. */
+  function pyFixed(x, digits) {
+    var rounded = x.toFixed(digits), exact = x.toFixed(digits + 30), tail = exact.slice(-30);
+    if (tail !== "5" + new Array(30).join("0") || Number(rounded.slice(-1)) % 2 === 0) { return rounded; }
+    var down = exact.slice(0, exact.length - 30);
+    return down.charAt(down.length - 1) === "." ? down.slice(0, -1) : down;
+  }
+
+  function gb(x) { return pyFixed(x / D.units.GB, 1); }
+
+  /* memory_fit: the busiest device's budget when each replica holds seqs sequences of ctx tokens. */
+  function memoryFit(c, device, l, seqs, ctx, e) {
+    var usable = usableBytes(e, device, l.tp);
+    var weights = maxOf(stageWeightBytes(c, l, e));
+    var activations = activationBytes(c, Math.max(e.max_num_batched_tokens, seqs), l.tp, Math.max(e.max_num_seqs, seqs));
+    var perSequence = ctx * kvPerTokenPerDevice(c, l, e.kv_bytes);
+    var room = usable - weights - activations;
+    var most = room > 0 ? Math.max(0, Math.floor(room / perSequence)) : 0;
+    var kv = seqs * perSequence;
+    var where = gb(usable) + " GB usable (" + gb(device.memory_bytes) + " GB, " +
+      pyFixed(e.gpu_memory_utilization * 100, 0) + "% for the engine, less " + gb(reservedBytes(e, l.tp)) +
+      " GB outside PyTorch and for CUDA graphs)";
+    var reason = "";
+    if (weights > usable) {
+      reason = "weights alone need " + gb(weights) + " GB per device, more than the " + where;
+    } else if (room <= 0) {
+      reason = "weights (" + gb(weights) + " GB) and activations (" + gb(activations) + " GB) need more than the " + where;
+    } else if (seqs > most) {
+      reason = "the KV cache of " + seqs + " sequences of " + ctx + " tokens needs " + gb(kv) +
+        " GB per device, but only " + gb(room) + " GB remain after weights and activations (room for " + most + ")";
+    }
+    var total = weights + kv + activations;
+    return { weights: weights, kv: kv, activations: activations, usable: usable, most: most, reason: reason,
+      total: total, free: usable - total, fits: total <= usable };
+  }
+
+  // ------------------------------------------------------------ lib.serving.operators
+
+  /* expected_experts_touched */
+  function expertsTouched(experts, topK, tokens) { return experts * (1 - Math.pow(1 - topK / experts, tokens)); }
+
+  /* _experts_read: MLPs' worth of weights the busiest device reads per layer. */
+  function expertsRead(c, l, tokens) {
+    if (c.experts === 1) { return 1.0 / l.tp; }
+    var touched = expertsTouched(c.experts, c.experts_per_token, tokens);
+    if (!l.ep) { return touched / l.tp; }
+    return Math.min(c.experts / l.tp, Math.max(1.0, Math.ceil(touched / l.tp)));
+  }
+
+  /* _roofline */
+  function roofline(bytes, flops, bandwidth, peak) {
+    var m = bytes / bandwidth, f = flops / peak;
+    return { memoryTime: m, computeTime: f, time: Math.max(m, f) };
+  }
+
+  /* tp_allreduce: one all-reduce of the group, inside or across servers. */
+  function tpAllreduce(cluster, tp, bytes, allreduce) {
+    var nodes = Math.ceil(tp / cluster.devicesPerNode);
+    return C.engineAllreduce(bytes, tp, cluster.link, nodes, cluster.interLink, cluster.nics, allreduce);
+  }
+
+  /* pass_work: the busiest device of one stage in one forward pass (attention split by heads). */
+  function passWork(s, l, stage, w) {
+    var c = s.config, device = s.device, e = s.engine, cluster = s.cluster;
+    var counts = stageLayers(c.layers, l.pp), parts = breakdown(c);
+    var tp = l.tp, layers = counts[stage], last = stage === counts.length - 1;
+    var tokens = w.decode + w.prefill;
+    var bandwidth = e.memory_efficiency * device.memory_bandwidth;
+    var peak16 = e.compute_efficiency * device.peak_flops;
+    var moe = moeLayers(c) / c.layers;
+    var dense = perDeviceLayer(c, l, 0, parts);
+    var imbalance = l.ep ? expertImbalance(tokens, c.experts, c.experts_per_token, tp) : 1.0;
+    var routed = moe * c.experts_per_token * parts.mlp / tp * imbalance;
+    var weights = layers * (dense + moe * expertsRead(c, l, tokens) * parts.mlp) * e.weight_bytes;
+    var attended = w.decode + w.prefill;
+    var linear = roofline(weights, 2 * layers * (attended * dense + tokens * routed), bandwidth,
+      computePeak(device, e.weight_format) * e.compute_efficiency);
+    var kvLayer = kvBytesPerLayer(c, tp, e.kv_bytes);
+    var cache = layers * kvLayer * (w.decode * (w.context + 1) + w.prefill);
+    var scores = layers / tp * (attentionFlops(c, true) * w.decode * w.context +
+      attentionFlops(c, false) * w.prefill * w.prefillContext);
+    var attention = roofline(cache, scores, bandwidth, peak16);
+    var headParams = last ? (parts.head || parts.embedding) / tp : 0.0;
+    var head = roofline(w.sampled > 0 ? headParams * D.engine.unquantised_bytes : 0.0, 2 * w.sampled * headParams,
+      bandwidth, peak16);
+    var communication = tokens > 0 ?
+      2 * layers * tpAllreduce(cluster, tp, tokens * c.hidden * D.serving.activation_bytes, e.allreduce) : 0.0;
+    var fixed = layers * e.layer_overhead + (last ? e.step_overhead : 0.0);
+    var ops = [linear, attention, head];
+    return {
+      ops: ops, head: head, communication: communication, fixed: fixed,
+      computeBound: sum(ops.map(function (op) { return op.computeTime > op.memoryTime ? op.time : 0.0; })),
+      time: sum(ops.map(function (op) { return op.time; })) + communication + fixed
+    };
+  }
+
+  // ------------------------------------------------------------ lib.serving.step
+
+  /* _hop_links: the link each pipeline boundary of one replica crosses. */
+  function hopLinks(cluster, l, replica) {
+    var first = replica * l.tp * l.pp, links = [];
+    for (var boundary = 0; boundary < l.pp - 1; boundary++) {
+      var sender = first + (boundary + 1) * l.tp - 1, receiver = first + (boundary + 1) * l.tp;
+      var same = Math.floor(sender / cluster.devicesPerNode) === Math.floor(receiver / cluster.devicesPerNode);
+      links.push(same ? cluster.link : cluster.interLink);
+    }
+    return links;
+  }
+
+  /* hop_time: the slowest replica's hops (max over replicas of the sum over boundaries). */
+  function hopTime(cluster, l, bytes) {
+    if (l.pp === 1) { return 0.0; }
+    var inside = C.sendTime(bytes, cluster.link), across = C.sendTime(bytes, cluster.interLink), worst = -Infinity;
+    for (var r = 0; r < l.dp; r++) {
+      var total = 0.0;
+      hopLinks(cluster, l, r).forEach(function (link) { total += link === cluster.link ? inside : across; });
+      if (total > worst) { worst = total; }
+    }
+    return worst;
+  }
+
+  /* _stage_works: every stage's work (stages alike in layers, first and last share one). */
+  function stageWorks(s, l, w) {
+    var counts = stageLayers(s.config.layers, l.pp), cache = {}, works = [];
+    counts.forEach(function (layers, stage) {
+      var key = layers + "," + (stage === 0) + "," + (stage === counts.length - 1);
+      if (!(key in cache)) { cache[key] = passWork(s, l, stage, w); }
+      works.push(cache[key]);
+    });
+    return works;
+  }
+
+  /* _pass and _loop: one trip round the pipeline, every microbatch carrying work w. */
+  function loop(s, l, m, w) {
+    var hop = hopTime(s.cluster, l, (w.decode + w.prefill) * s.config.hidden * D.serving.activation_bytes);
+    var works = stageWorks(s, l, w), times = works.map(function (x) { return x.time; });
+    return { tpot: Math.max(sum(times) + hop, m * maxOf(times)), times: times, works: works, hop: hop };
+  }
+
+  /* A pass's work: the keyword arguments of pass_work. */
+  function work(decode, context, prefill, prefillContext, sampled) {
+    return { decode: decode, context: context, prefill: prefill, prefillContext: prefillContext, sampled: sampled };
+  }
+
+  /* prefill_lumps (scalar): the prompt tokens a step computes, as (tokens, weights). */
+  function prefillLumps(d, mu, n, budget) {
+    var K = D.serving.prefill_lumps, room = Math.max(1.0, budget - d), pmf = [], logFactorial = 0.0, i;
+    for (i = 0; i <= K; i++) {
+      logFactorial += Math.log(Math.max(i, 1));
+      pmf.push(Math.exp(i * Math.log(Math.max(mu, 1e-300)) - mu - logFactorial));
+    }
+    pmf[0] = Math.exp(-mu);
+    var head = 0.0, below = 0.0;
+    for (i = 0; i < K; i++) { head += pmf[i]; below += i * pmf[i]; }
+    pmf[K] = Math.max(0.0, 1 - head);
+    var tail = pmf[K] > 1e-12 ? (mu - below) / Math.max(pmf[K], 1e-300) : K;
+    var long = n >= room, busy = Math.min(1.0, mu * n / room), tokens = [], weights = [];
+    for (i = 0; i <= K; i++) {
+      var count = i === K ? Math.max(K, tail) : i;
+      if (long) {
+        weights.push(i === 0 ? 1 - busy : (i === K ? busy : 0.0));
+        tokens.push(i === K ? room : 0.0);
+      } else {
+        weights.push(pmf[i]);
+        tokens.push(Math.min(count * n, room));
+      }
+    }
+    return { tokens: tokens, weights: weights };
+  }
+
+  /* decode_step with a prompt: the mean steady-state step of one replica of batch sequences. */
+  function decodeStep(s, l, batch, context) {
+    var p = s.promptTokens, o = s.outputTokens, h = s.prefixHitRate;
+    var m = Math.min(l.pp, Math.ceil(batch)), micro = batch / m;
+    var decode = micro * (o - 1) / o, mean = micro * (1 - h) * p / o, prefillContext = (h * p + p + 1) / 2;
+    var perPrompt = Math.max(1.0, Math.ceil((1 - h) * p));
+    var lumps = prefillLumps(decode, micro / o, perPrompt, s.engine.max_num_batched_tokens);
+    var tpot = 0.0, meanTokens = 0.0;
+    lumps.tokens.forEach(function (tokens, i) {
+      var weight = lumps.weights[i];
+      if (weight > 0) { tpot += weight * loop(s, l, m, work(decode, context, tokens, prefillContext, micro)).tpot; }
+      meanTokens += tokens * weight;
+    });
+    var alone = loop(s, l, m, work(decode, context, meanTokens, prefillContext, micro));
+    var idle = loop(s, l, m, work(decode, context, 0.0, 0.0, micro));
+    var slowest = alone.works[alone.times.indexOf(maxOf(alone.times))];
+    var bound = 2 * slowest.computeBound > slowest.time - slowest.fixed - slowest.communication ? "compute" : "memory";
+    return { tpot: tpot, prefillShare: 1 - idle.tpot / tpot, tokensPerStep: decode + mean, bound: bound,
+      communicationShare: slowest.communication / slowest.time, stageTimes: alone.times, works: alone.works,
+      hop: alone.hop };
+  }
+
+  /* loop_time: one step in which each microbatch decodes d sequences and computes prefill prompt tokens
+     (sampled: one per decoding sequence; prompts as pass_work takes them, unused without attention-DP). */
+  function loopTime(s, l, d, context, prefill, prefillContext) {
+    var m = Math.min(l.pp, Math.max(1.0, Math.ceil(d)));
+    return loop(s, l, m, work(d, context, prefill || 0.0, prefillContext || 0.0, Math.max(d, 1.0))).tpot;
+  }
+
+  /* kv_token_capacity: tokens of KV cache one replica holds beside its weights and activations. */
+  function kvTokenCapacity(s, l) {
+    var e = s.engine, c = s.config;
+    var usable = usableBytes(e, s.device, l.tp), weights = maxOf(stageWeightBytes(c, l, e));
+    var activations = activationBytes(c, Math.max(e.max_num_batched_tokens, 0), l.tp, Math.max(e.max_num_seqs, 0));
+    return Math.max(0.0, usable - weights - activations) / kvPerTokenPerDevice(c, l, e.kv_bytes);
+  }
+
+  /* prefill_time: one prompt on an idle replica, chunked by the token budget, then its first token sampled. */
+  function prefillTime(s, l) {
+    var p = s.promptTokens, h = s.prefixHitRate;
+    var computed = Math.max(1.0, Math.ceil((1 - h) * p));
+    var chunks = Math.ceil(computed / s.engine.max_num_batched_tokens), chunk = computed / chunks;
+    var times = stageWorks(s, l, work(0.0, 0.0, chunk, (h * p + p + 1) / 2, 0.0)).map(function (x) { return x.time; });
+    var sample = passWork(s, l, l.pp - 1, work(0.0, 0.0, 0.0, 0.0, 1.0)).head.time;
+    var slowest = maxOf(times);
+    var total = chunks * slowest + sum(times) - slowest + sample;
+    return total + hopTime(s.cluster, l, chunk * s.config.hidden * D.serving.activation_bytes);
+  }
+
+  // ------------------------------------------------------------ lib.serving.plan
+
+  /* Thousands separated by commas, as Python's format(x, ",.0f"). */
+  function grouped(x) { return pyFixed(x, 0).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
+
+  /* _scheduler_reason: why the scheduler cannot hold the replica's sequences ("" if it can). */
+  function schedulerReason(perReplica, tokens, e) {
+    if (perReplica > e.max_num_seqs) {
+      return perReplica + " sequences per replica are more than the scheduler runs at once (max_num_seqs = " +
+        e.max_num_seqs + ")";
+    }
+    if (tokens > e.max_num_batched_tokens) {
+      return "each step needs " + grouped(tokens) + " tokens (decodes and the prompts that replace finished " +
+        "sequences), more than the token budget (max_num_batched_tokens = " + grouped(e.max_num_batched_tokens) + ")";
+    }
+    return "";
+  }
+
+  /* The targets a row misses, in words (plan's misses). */
+  function misses(s, ttft, tpot) {
+    var out = [];
+    if (s.ttftLimit !== null && ttft > s.ttftLimit) {
+      out.push("time to first token " + pyFixed(ttft * 1e3, 0) + " ms is over the " + pyFixed(s.ttftLimit * 1e3, 0) +
+        " ms target");
+    }
+    if (s.tpotLimit !== null && tpot > s.tpotLimit) {
+      out.push("time per output token " + pyFixed(tpot * 1e3, 1) + " ms is over the " + pyFixed(s.tpotLimit * 1e3, 1) +
+        " ms target");
+    }
+    return out;
+  }
+
+  /* One layout's row: the fields of lib.serving.PlanRow (SI units); with a target and withCapacity, the
+     capacity fields from planner-capacity.js. */
+  function planRow(s, l, withCapacity) {
+    var c = s.config, n = s.devices;
+    var perReplica = Math.ceil(s.batch / l.dp);
+    var fit = memoryFit(c, s.device, l, perReplica, s.promptTokens + s.outputTokens, s.engine);
+    var step = decodeStep(s, l, perReplica, s.promptTokens + s.outputTokens / 2);
+    var ttft = prefillTime(s, l), tokensPerS = s.batch / step.tpot;
+    var missed = misses(s, ttft, step.tpot);
+    var scheduler = schedulerReason(perReplica, step.tokensPerStep, s.engine);
+    var targets = s.ttftLimit !== null || s.tpotLimit !== null;
+    var under = targets && withCapacity ? window.PlannerCapacity.capacity(s, l) : null;
+    return {
+      name: layoutName(l), tp: l.tp, pp: l.pp, dp: l.dp, devices: n, expertParallel: l.ep,
+      fits: fit.fits && !scheduler, meetsSlo: missed.length === 0, reason: fit.reason || scheduler || missed.join("; "),
+      weights: fit.weights, kv: fit.kv, activations: fit.activations, memory: fit.total, usable: fit.usable,
+      free: fit.free, batch: perReplica, maxBatch: fit.most, maxSequences: fit.most * l.dp,
+      ttft: ttft, tpot: step.tpot, tokensPerS: tokensPerS, tokensPerSPerDevice: tokensPerS / n,
+      tokensPerSPerUser: 1 / step.tpot, requestsPerS: tokensPerS / s.outputTokens, prefillShare: step.prefillShare,
+      bound: step.bound, communicationShare: step.communicationShare,
+      costPerMillionTokens: s.price === null ? null : s.price * n / 3600 / tokensPerS * 1e6,
+      capacity: under ? under.rate : null, requestsPerSPerDevice: under ? under.ratePerDevice : null,
+      binding: under ? under.binding : null,
+      capacityTtft: under && under.load ? under.load.ttftQuantile : null,
+      capacityTpot: under && under.load ? under.load.tpotQuantile : null
+    };
+  }
+
+  /* plan: one row per layout whose tensor-parallel group sits well on the servers; with a target, each
+     row's capacity under the targets too, unless withoutCapacity (the frontier, which does not use it). */
+  function plan(s, withoutCapacity) {
+    load();
+    var withCapacity = !withoutCapacity && !!window.PlannerCapacity;
+    return layouts(s.config, s.devices, s.expertParallel).filter(function (l) { return holdsGroup(s.cluster, l.tp); })
+      .map(function (l) { return planRow(s, l, withCapacity); });
+  }
+
+  /* best: with capacities, the most requests/s per device above zero; without, the most tokens/s per
+     device among rows that fit and meet the targets. Ties go to the lower TPOT. */
+  function best(rows) {
+    var chosen = null;
+    if (rows.some(function (row) { return row.capacity !== null; })) {
+      rows.forEach(function (row) {
+        if (!row.requestsPerSPerDevice) { return; }
+        if (chosen === null || row.requestsPerSPerDevice > chosen.requestsPerSPerDevice ||
+            (row.requestsPerSPerDevice === chosen.requestsPerSPerDevice && row.tpot < chosen.tpot)) { chosen = row; }
+      });
+      return chosen;
+    }
+    rows.forEach(function (row) {
+      if (!row.fits || !row.meetsSlo) { return; }
+      if (chosen === null || row.tokensPerSPerDevice > chosen.tokensPerSPerDevice ||
+          (row.tokensPerSPerDevice === chosen.tokensPerSPerDevice && row.tpot < chosen.tpot)) { chosen = row; }
+    });
+    return chosen;
+  }
+
+  /* frontier: every fitting (layout, batch) point, and the Pareto front sorted by tokens/s per user. */
+  function frontier(s, batches) {
+    load();
+    var points = [];
+    (batches || D.serving.frontier_batches).forEach(function (batch) {
+      plan(Object.assign({}, s, { batch: batch }), true).forEach(function (row) {
+        if (row.fits && row.meetsSlo) {
+          points.push({ name: row.name, batch: batch, user: row.tokensPerSPerUser, device: row.tokensPerSPerDevice });
+        }
+      });
+    });
+    function dominates(q, p) {
+      return q.user >= p.user && q.device >= p.device && (q.user > p.user || q.device > p.device);
+    }
+    var front = points.filter(function (p) { return !points.some(function (q) { return dominates(q, p); }); });
+    front.sort(function (a, b) { return a.user - b.user; });
+    return { points: points, front: front };
+  }
+
+  /* The expert-parallel group sizes of a scenario that the exported expected_max_normal table lacks. */
+  function missingGroups(config, devices, expertParallel) {
+    load();
+    return layouts(config, devices, expertParallel).filter(function (l) {
+      return l.ep && !Object.prototype.hasOwnProperty.call(D.expected_max_normal, String(l.tp));
+    }).map(function (l) { return l.tp; });
+  }
+
+  window.PlannerModel = { plan: plan, best: best, frontier: frontier, layouts: layouts, resolveEngine: function (d, f) {
+    load();
+    return resolveEngine(d, f);
+  }, missingGroups: missingGroups,
+    // For planner-capacity.js (lib.serving.capacity calls these of lib.serving.step and memory).
+    decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity };
+}());
