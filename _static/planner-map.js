@@ -13,15 +13,13 @@
   var REPLICA_FILLS = ["#D6E9F8", "#FBE3CC", "#D4F0E5", "#F3DDE9", "#EDEDC9", "#E4E0F5"];
   var STROKE = { "all-reduce": "#D55E00", "send": "#009E73" };
 
-  /* lib.serving.layout.stage_layers as [start, stop) ranges (the first layers % stages stages hold one more). */
+  /* lib.serving.layout.stage_layers (planner-model.js) as [start, stop) ranges. */
   function layerRanges(layers, stages) {
-    var ranges = [], start = 0;
-    for (var i = 0; i < stages; i++) {
-      var count = Math.floor(layers / stages) + (i < layers % stages ? 1 : 0);
-      ranges.push([start, start + count]);
+    var start = 0;
+    return window.PlannerModel.stageLayers(layers, stages).map(function (count) {
       start += count;
-    }
-    return ranges;
+      return [start - count, start];
+    });
   }
 
   /* device_map_data's gpus and collectives (placement and links; no timings). */
@@ -72,40 +70,49 @@
       span(c.from_gpus) + " to " + span(c.to_gpus) + ") over " + c.link.name + ".";
   }
 
-  /* The map in ``figure`` (an element with an <svg> and a <ul>): one row of boxes per server. */
+  /* The map in ``figure`` (an element with an <svg> and a <ul>): servers one under another, four or eight
+     GPUs a row (four on a narrow screen), an all-reduce as a bar under its group, a hop as a path from the
+     sender's last GPU to the receiver's first. */
   function draw(figure, map) {
     var svg = figure.querySelector("svg"), list = figure.querySelector("ul");
-    var cols = Math.min(map.devices_per_node, 8), rowsPerServer = Math.ceil(map.devices_per_node / cols);
-    var w = 92, h = 62, gap = 8, pad = 10, band = 26;
-    var serverH = rowsPerServer * (h + gap) + band, width = pad * 2 + cols * (w + gap);
-    var height = map.servers * (serverH + gap) + pad;
-    svg.setAttribute("viewBox", "0 0 " + width + " " + height);
+    var cols = Math.min(map.devices_per_node, figure.clientWidth && figure.clientWidth < 600 ? 4 : 8);
+    var rowsPerServer = Math.ceil(map.devices_per_node / cols);
+    var w = 104, h = 62, gap = 10, under = 20, pad = 8, band = 24;
+    var serverH = band + rowsPerServer * (h + under), width = pad * 2 + cols * (w + gap) - gap + 8;
+    svg.setAttribute("viewBox", "0 0 " + width + " " + (map.servers * (serverH + gap) + pad));
     while (svg.firstChild) { svg.removeChild(svg.firstChild); }
     var at = {};
     for (var s = 0; s < map.servers; s++) {
       var top = pad / 2 + s * (serverH + gap);
-      svg.appendChild(el("rect", { x: pad / 2, y: top, width: width - pad, height: serverH, rx: 8,
-                                   fill: "#FAFAFA", stroke: "#999" }));
-      svg.appendChild(el("text", { x: pad, y: top + 17, "font-size": 13, "font-weight": "bold" }, "server " + s));
+      svg.appendChild(el("rect", { x: pad / 2, y: top, width: width - pad, height: serverH, rx: 8, fill: "#FAFAFA",
+                                   stroke: "#999" }));
+      svg.appendChild(el("text", { x: pad + 4, y: top + 17, "font-size": 13, "font-weight": "bold" }, "server " + s));
     }
     map.gpus.forEach(function (g) {
-      var x = pad + (g.slot % cols) * (w + gap);
-      var y = pad / 2 + g.server * (serverH + gap) + band + Math.floor(g.slot / cols) * (h + gap);
+      var x = pad + 4 + (g.slot % cols) * (w + gap);
+      var y = pad / 2 + g.server * (serverH + gap) + band + Math.floor(g.slot / cols) * (h + under);
       at[g.gpu] = { x: x, y: y };
-      svg.appendChild(el("rect", { x: x, y: y, width: w, height: h, rx: 5, fill: REPLICA_FILLS[g.replica % REPLICA_FILLS.length],
-                                   stroke: "#333", "data-gpu": g.gpu }));
+      svg.appendChild(el("rect", { x: x, y: y, width: w, height: h, rx: 5, stroke: "#333",
+                                   fill: REPLICA_FILLS[g.replica % REPLICA_FILLS.length] }));
       [["GPU " + g.gpu, "bold"], ["replica " + g.replica, "normal"], ["stage " + g.stage + ", rank " + g.tp_rank, "normal"],
        ["layers " + g.layers[0] + "–" + (g.layers[1] - 1), "normal"]].forEach(function (line, i) {
-        svg.appendChild(el("text", { x: x + 5, y: y + 14 + 14 * i, "font-size": 12, "font-weight": line[1] }, line[0]));
+        svg.appendChild(el("text", { x: x + 5, y: y + 14 + 14 * i, "font-size": 11, "font-weight": line[1] }, line[0]));
       });
     });
     map.collectives.forEach(function (c) {
-      var a = c.kind === "all-reduce" ? at[c.gpus[0]] : at[c.from_gpus[c.from_gpus.length - 1]];
-      var b = c.kind === "all-reduce" ? at[c.gpus[c.gpus.length - 1]] : at[c.to_gpus[0]];
-      var lift = c.kind === "all-reduce" ? 2 : 6;
-      svg.appendChild(el("line", { x1: a.x + w / 2, y1: a.y + h - lift, x2: b.x + w / 2, y2: b.y + h - lift,
-                                   stroke: STROKE[c.kind], "stroke-width": 3,
-                                   "stroke-dasharray": c.across_servers ? "6 4" : "none" }));
+      var dash = c.across_servers ? "6 4" : "none";
+      if (c.kind === "all-reduce") {
+        c.gpus.forEach(function (g) {
+          svg.appendChild(el("line", { x1: at[g].x, y1: at[g].y + h + 5, x2: at[g].x + w, y2: at[g].y + h + 5,
+                                       stroke: STROKE[c.kind], "stroke-width": 4, "stroke-dasharray": dash }));
+        });
+        return;
+      }
+      var a = at[c.from_gpus[c.from_gpus.length - 1]], b = at[c.to_gpus[0]], lane = a.y + h + 13;
+      var path = "M" + (a.x + w / 2) + "," + (a.y + h) + " V" + lane + " H" + (b.x + w / 2) +
+        (b.y > a.y ? " V" + b.y : " V" + (b.y + h));
+      svg.appendChild(el("path", { d: path, fill: "none", stroke: STROKE[c.kind], "stroke-width": 2.5,
+                                   "stroke-dasharray": dash }));
     });
     while (list.firstChild) { list.removeChild(list.firstChild); }
     var sentences = map.collectives.length ? map.collectives.map(words)

@@ -559,7 +559,7 @@
   window.PlannerModel = { plan: plan, best: best, frontier: frontier, layouts: layouts, resolveEngine: function (d, f) {
     load();
     return resolveEngine(d, f);
-  }, missingGroups: missingGroups,
+  }, missingGroups: missingGroups, stageLayers: stageLayers,
     // For planner-capacity.js (lib.serving.capacity calls these of lib.serving.step and memory).
     decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity };
 }());

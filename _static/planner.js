@@ -540,6 +540,14 @@
         th.innerHTML = "<span class=\"pl-layout\">" + (r.expertParallel ? "ep" : "tp") + r.tp + " · pp" + r.pp + " · dp" +
           r.dp + "</span>";
         if (r === chosen) { th.insertAdjacentHTML("beforeend", " <strong class=\"pl-badge\">best</strong>"); }
+        var mapButton = document.createElement("button");
+        mapButton.type = "button";
+        mapButton.className = "pl-map-link";
+        mapButton.textContent = "map";
+        mapButton.setAttribute("aria-label", "Show the device map of " + r.name);
+        mapButton.addEventListener("click", function () { drawMap(s, r); });
+        th.appendChild(document.createTextNode(" "));
+        th.appendChild(mapButton);
         tr.appendChild(th);
         cell(tr, "fits", r.fits, r.fits ? "yes" : "no");
         cell(tr, "memory_per_device_GB", r.memory / GB, fmt(r.memory / GB));
@@ -560,6 +568,15 @@
         cell(tr, "note", null, note).classList.add("pl-note-cell");
         tbody.appendChild(tr);
       });
+    }
+
+    // The device map (planner-map.js, lib.diagrams.device_map_data) of one row's layout.
+    function drawMap(s, row) {
+      var figure = document.getElementById("pl-map");
+      if (!figure || !row || !window.PlannerMap) { return; }
+      var layout = { tp: row.tp, pp: row.pp, dp: row.dp, name: row.name };
+      window.PlannerMap.draw(figure, window.PlannerMap.data(s.config.layers, layout, s.cluster.devicesPerNode,
+                                                            s.cluster.link, s.cluster.interLink));
     }
 
     function describeBest(s, rows, chosen) {
@@ -655,6 +672,7 @@
       var rows = plan(s), chosen = best(rows);
       var result = { rows: rows, best: chosen, frontier: frontier(s) };
       renderRows(s, rows, chosen);
+      drawMap(s, chosen || rows[0]);
       summary.textContent = describeBest(s, rows, chosen);
       last = { s: s, result: result };
       drawChart(svg, caption, s, result);

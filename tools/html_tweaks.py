@@ -61,6 +61,7 @@ PAGE_ONLY = {
     "planner-capacity.js": ("book/planner",),
     "planner.css": ("book/planner",),
     "planner-data.js": ("book/planner",),
+    "planner-map.js": ("book/planner",),
     "scenario-link.js": ("book/calculator", "book/planner"),
 }
 
