@@ -570,6 +570,21 @@
       });
     }
 
+    // lib.serving.command.vllm_command for a row (no attention data parallelism on this page). A model
+    // without a Hugging Face id (a custom one) gets a placeholder.
+    function vllmCommand(s, row) {
+      var e = s.engine, quantization = D.serving.quantization[e.weight_format];
+      var words = ["vllm", "serve", s.config.hf_id || "YOUR-ORG/YOUR-MODEL", "--tensor-parallel-size", row.tp,
+        "--pipeline-parallel-size", row.pp, "--data-parallel-size", row.dp];
+      if (quantization) { words.push("--quantization", quantization); }
+      words.push("--kv-cache-dtype", e.kv_format === "fp8" ? "fp8" : "auto", "--max-num-seqs", e.max_num_seqs,
+        "--max-num-batched-tokens", e.max_num_batched_tokens, "--gpu-memory-utilization", e.gpu_memory_utilization);
+      if (row.expertParallel) { words.push("--enable-expert-parallel"); }
+      if (!e.cuda_graphs) { words.push("--enforce-eager"); }
+      if (e.allreduce === "nccl") { words.push("--disable-custom-all-reduce"); }
+      return words.join(" ");
+    }
+
     // The device map (planner-map.js, lib.diagrams.device_map_data) of one row's layout.
     function drawMap(s, row) {
       var figure = document.getElementById("pl-map");
@@ -673,6 +688,8 @@
       var result = { rows: rows, best: chosen, frontier: frontier(s) };
       renderRows(s, rows, chosen);
       drawMap(s, chosen || rows[0]);
+      document.getElementById("pl-command").textContent = chosen ? vllmCommand(s, chosen)
+        : "No row fits and meets the targets: no line to deploy.";
       summary.textContent = describeBest(s, rows, chosen);
       last = { s: s, result: result };
       drawChart(svg, caption, s, result);

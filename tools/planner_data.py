@@ -50,7 +50,7 @@ GLOBAL = "PLANNER_DATA"
 MODEL_FIELDS = ("name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts",
                 "experts_per_token", "gated_mlp", "qkv_bias", "tied_embeddings", "head_width", "shared_experts",
                 "shared_ffn_hidden", "dense_layers", "dense_ffn_hidden", "kv_lora_rank", "q_lora_rank",
-                "rope_head_dim", "v_head_dim")
+                "rope_head_dim", "v_head_dim", "hf_id")
 #: Fields of ``ModelConfig`` that a custom model of the page leaves at their defaults.
 MODEL_DEFAULTS = MODEL_FIELDS[9:]
 DEVICE_FIELDS = ("name", "memory_bytes", "memory_bandwidth", "peak_flops", "link", "fp8_flops", "network",
@@ -169,6 +169,7 @@ def planner_data() -> dict:
             "expert_groups": EXPERT_GROUPS,
             "plan_defaults": _defaults(serving.plan, PLAN_DEFAULTS),
             "frontier_batches": list(_defaults(serving.frontier, ("batches",))["batches"]),
+            "quantization": serving.command.QUANTIZATION,
         },
         "units": {name: getattr(units, name) for name in UNITS},
     }
