@@ -84,9 +84,11 @@ def hop_time(cluster: Cluster, layout: Layout, hop_bytes: Number) -> float | np.
     (7.3, 9.9)
     """
     hop_bytes = _checks.nonnegative("hop_bytes", hop_bytes)
-    per_replica = [sum((np.asarray(send_time(hop_bytes, link)) for link in _hop_links(cluster, layout, r)),
-                       np.zeros_like(hop_bytes)) for r in range(layout.dp)]
-    return _checks.result(np.max(np.stack(per_replica), axis=0))
+    # Replicas placed alike cross the same links: price each distinct sequence of links once.
+    patterns = dict.fromkeys(tuple(_hop_links(cluster, layout, r)) for r in range(layout.dp))
+    per_pattern = [sum((np.asarray(send_time(hop_bytes, link)) for link in links), np.zeros_like(hop_bytes))
+                   for links in patterns]
+    return _checks.result(np.max(np.stack(per_pattern), axis=0))
 
 
 def _hop_links(cluster: Cluster, layout: Layout, replica: int) -> list:
