@@ -584,6 +584,56 @@ def test_held_out_split_rejects_mismatched_lengths():
         measure.held_out_split(link, 0.0, [1.0] * 4, [1.0, 2, 3, 4], [1.0, 2, 3, 4], [0, 1, 0])
 
 
+def test_extrapolated_split_by_hand():
+    # Cheap sizes (one-rank time below 2 ms): 0.5 and 1 ms, with shard times 0.35 and 0.6 ms. The line through
+    # them, T_shard = s + T_whole / (K eta_inf), has slope 0.5 per ms and s = 0.1 ms, so eta_inf = 1 (K = 2).
+    # A 2 MB message on a 1 GB/s bus link of 0.2 ms latency (K = 2: V = n): l + V / B = 0.2 + 2 = 2.2 ms.
+    link = measure.LinkFit(latency=0.2 * ms, bus_bandwidth=1 * GB / s, devices=2)
+    one = np.array([0.5, 1.0, 4.0, 8.0]) * ms
+    shard = np.array([0.35, 0.6, 5.0, 9.0]) * ms     # the large sizes are far off the line: they must not matter
+    result = measure.extrapolated_split(link, 2 * MB, one, one, shard)
+    assert result.calibrated.tolist() == [True, True, False, False]
+    assert result.fit.overhead == pytest.approx(0.1 * ms, rel=1e-9)
+    assert result.fit.asymptote == pytest.approx(1.0, rel=1e-9)
+    by_hand = np.array([0.1 + 0.25 + 2.2, 0.1 + 0.5 + 2.2, 0.1 + 2.0 + 2.2, 0.1 + 4.0 + 2.2]) * ms
+    assert result.split_s == pytest.approx(by_hand, rel=1e-9)
+
+
+@pytest.mark.parametrize("kwargs, word", [({"cheap_s": 0.0}, "cheap_s"), ({"cheap_s": 0.6 * ms}, "cheap_s"),
+                                          ({"calibrated": [True, False]}, "calibrated")])
+def test_extrapolated_split_rejects_bad_input(kwargs, word):
+    link = measure.LinkFit(latency=0.2 * ms, bus_bandwidth=1 * GB / s, devices=2)
+    one = np.array([0.5, 1.0, 4.0, 8.0]) * ms
+    with pytest.raises(ValueError, match=word):
+        measure.extrapolated_split(link, 0.0, one, one, one / 2, **kwargs)
+
+
+@given(st.lists(st.floats(0.5, 3.0), min_size=6, max_size=6), st.integers(0, 5))
+@settings(max_examples=50, deadline=None)
+def test_no_scored_point_enters_a_fit(factors, point):
+    """Removing (here: scrambling) a scored point's timings leaves every prediction of the other points as it was.
+
+    The folds' models never see their own fold; the extrapolation's model never sees a size at or beyond 2 ms.
+    """
+    link = measure.LinkFit(latency=0.2 * ms, bus_bandwidth=2 * GB / s, devices=2)
+    one = np.array([0.5, 1, 1.5, 4, 8, 16]) * ms
+    shard = 0.05 * ms + one / 1.8 * np.array([1.0, 1.1, 0.95, 1.05, 1.0, 0.9])
+    folds = measure.alternate_folds(6)
+    changed = shard.copy()
+    changed[point] *= factors[point]
+    base = measure.held_out_split(link, 128 * KB, one, one, shard, folds)
+    moved = measure.held_out_split(link, 128 * KB, one, one, changed, folds)
+    same = folds == folds[point]
+    assert moved.split_s[same] == pytest.approx(base.split_s[same], rel=1e-12)
+    assert moved.fits[folds[point]].asymptote == pytest.approx(base.fits[folds[point]].asymptote, rel=1e-12)
+    base = measure.extrapolated_split(link, 128 * KB, one, one, shard)
+    moved = measure.extrapolated_split(link, 128 * KB, one, one, changed)
+    if not base.calibrated[point]:
+        assert moved.split_s == pytest.approx(base.split_s, rel=1e-12)
+        assert [moved.fit.overhead, moved.fit.asymptote] == pytest.approx([base.fit.overhead, base.fit.asymptote],
+                                                                          rel=1e-12)
+
+
 def test_every_plan_can_be_cut_into_two_folds():
     from lib.measure import protocol
 

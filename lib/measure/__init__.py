@@ -8,6 +8,7 @@ percentiles), :func:`bootstrap_medians`, :func:`percentile_interval` and
 :func:`median_interval` (seeded bootstrap intervals), :func:`predict_split`
 (the budget with calibrated numbers), :func:`alternate_folds` and
 :func:`held_out_split` (a prediction at sizes the calibration never saw),
+:func:`extrapolated_split` (a prediction of large sizes from small ones),
 :func:`break_even_hidden`, and :func:`analyse` (a whole run).
 :func:`run` starts the ranks and runs the protocol; it imports torch only in
 the worker processes. From a shell::
@@ -56,6 +57,10 @@ beyond the sweep)::
                       predicted_split_matched_s  additivity check: eta at this size, all-reduce timed in the rounds
                       efficiency (measured at this size), efficiency_held_out (the other fold's model),
                       link_latency_held_out_s
+                      predicted_split_held_out_link_s  the same folds with the link fit's own l + V / B
+                      predicted_split_extrapolated_s   from the efficiency model of the sizes with a
+                          one-rank calibration below summary.extrapolation_cheap_s (extrapolation_calibrated
+                          true), and the link fit (null when the run has too few such sizes)
                       allreduce_s, whole_calib_s, shard_calib_s    medians of the calibration steps
                       max_abs_error              max |split output - whole output|
                       load                       busy cores while this size was timed (see below)
@@ -63,6 +68,9 @@ beyond the sweep)::
                                                  allreduce (round r of each step at index r)
     summary           threshold_s, points_over_threshold (measured T2 >= threshold_s)
                       median_abs_error_held_out, median_abs_error_held_out_ci, median_abs_error_held_out_all
+                      median_abs_error_held_out_link, median_abs_error_held_out_link_ci   (link fit's latency)
+                      extrapolation_cheap_s, points_extrapolated (long points beyond the calibrated ones),
+                      median_abs_error_extrapolated, median_abs_error_extrapolated_ci
                       median_abs_error, median_abs_error_matched, median_abs_error_all   (additivity check)
                       break_even_measured_hidden, break_even_measured_ci
                       break_even_held_out_hidden, break_even_held_out_ci, break_even_step_gap_held_out
@@ -83,8 +91,8 @@ from typing import Any, Callable
 
 from lib.measure.fit import PUBLISHED_NCCL, EfficiencyFit, LinkFit, fit_efficiency, fit_link
 from lib.measure.launch import MeasureError, free_port, resolve_backend
-from lib.measure.model import (HeldOut, alternate_folds, break_even_hidden, efficiency, held_out_split,
-                               predict_split, step_gap)
+from lib.measure.model import (CHEAP_S, Extrapolated, HeldOut, alternate_folds, break_even_hidden, efficiency,
+                               extrapolated_split, held_out_split, predict_split, step_gap)
 from lib.measure.report import SCHEMA, THRESHOLD_S, analyse, format_hidden, format_interval, format_table
 from lib.measure.stats import (bootstrap_medians, median_abs_relative_error, median_interval, percentile_interval,
                                relative_error, summarize)
@@ -92,6 +100,7 @@ from lib.measure.stats import (bootstrap_medians, median_abs_relative_error, med
 __all__ = ["fit_link", "LinkFit", "PUBLISHED_NCCL", "fit_efficiency", "EfficiencyFit", "summarize",
            "relative_error", "median_abs_relative_error", "bootstrap_medians", "percentile_interval",
            "median_interval", "efficiency", "predict_split", "alternate_folds", "held_out_split", "HeldOut",
+           "extrapolated_split", "Extrapolated", "CHEAP_S",
            "break_even_hidden", "step_gap", "analyse", "format_table", "format_hidden", "format_interval",
            "THRESHOLD_S", "SCHEMA", "MeasureError", "resolve_backend", "free_port", "run", "check_split"]
 

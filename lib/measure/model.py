@@ -12,7 +12,9 @@ the parts add up (additivity). :func:`held_out_split` makes a genuine
 prediction: the sweep is cut into alternating folds (:func:`alternate_folds`),
 and each size's ``T2`` is predicted from an efficiency model fitted on the
 *other* fold's sizes, so no timing of the shard or of the split at that size
-is used.
+is used. :func:`extrapolated_split` predicts further still: the efficiency
+model sees only the sizes that are cheap to time on one rank, and every
+larger size is predicted from them.
 
 >>> from lib.measure.fit import LinkFit
 >>> link = LinkFit(latency=1e-3, bus_bandwidth=1e9, devices=2)
@@ -34,9 +36,13 @@ from lib.budget import Phase
 from lib.measure.fit import EfficiencyFit, LinkFit, fit_efficiency
 
 __all__ = ["efficiency", "predict_split", "break_even_hidden", "step_gap", "alternate_folds", "HeldOut",
-           "held_out_split"]
+           "held_out_split", "Extrapolated", "extrapolated_split", "CHEAP_S"]
 
 Number = Any  # a float or a numpy array of floats
+
+#: The extrapolating split's rule, fixed before the committed run was measured (chapter 10's exercise
+#: "interpolate or extrapolate?"): calibrate on the sizes whose one-rank time is below this (seconds).
+CHEAP_S = 2e-3
 
 
 def efficiency(whole_s: Number, shard_s: Number, devices: int) -> float | np.ndarray:
@@ -306,3 +312,57 @@ def held_out_split(link: LinkFit, message_bytes: float, one_s: Sequence[float], 
         fits.append(fit)
     split = np.atleast_1d(predict_split(link, message_bytes, one, eta, communication_s=latency + transfer).split_time)
     return HeldOut(split_s=split, efficiency=eta, latency=latency, fits=tuple(fits))
+
+
+@dataclass(frozen=True)
+class Extrapolated:
+    """A prediction of every point's ``T2`` (``split_s``) from the ``calibrated`` points alone, and their ``fit``."""
+
+    split_s: np.ndarray
+    calibrated: np.ndarray
+    fit: EfficiencyFit
+
+
+def extrapolated_split(link: LinkFit, message_bytes: float, one_s: Sequence[float], whole_s: Sequence[float],
+                       shard_s: Sequence[float], cheap_s: float = CHEAP_S, constrain: bool = False,
+                       calibrated: Sequence[bool] | None = None) -> Extrapolated:
+    """Predict ``T2`` at every size from the efficiency model of the cheap sizes only, with the link ``l + V / B``.
+
+    A reader who owns one device can time small shards cheaply; the sizes
+    with a one-rank calibration ``whole_s`` below ``cheap_s`` are the
+    ``calibrated`` ones. :func:`lib.measure.fit.fit_efficiency` fits them,
+    and :func:`predict_split` prices every size with that model's ``eta(T1)``
+    and the link as calibrated in its own sweep: nothing timed at or near a
+    larger size enters, so the larger sizes are an extrapolation. A given
+    ``calibrated`` mask replaces the rule (a bootstrap resample keeps the
+    run's own points).
+
+    A run built from the model itself is extrapolated exactly:
+
+    >>> from lib.units import ms
+    >>> link = LinkFit(latency=0.5 * ms, bus_bandwidth=1e30, devices=2)
+    >>> one = np.array([0.5, 1, 4, 8]) * ms
+    >>> result = extrapolated_split(link, 0.0, one, one, 0.1 * ms + one / (2 * 0.9))
+    >>> result.calibrated.tolist(), [round(float(t / ms), 6) for t in result.split_s]
+    ([True, True, False, False], [0.877778, 1.155556, 2.822222, 5.044444])
+    >>> extrapolated_split(link, 0.0, one, one, one / 2, cheap_s=0.7 * ms)
+    Traceback (most recent call last):
+    ...
+    ValueError: cheap_s must leave at least 2 calibration points (one-rank time below 0.0007 s), got 1
+    """
+    one = _checks.positive("one_s", one_s).ravel()
+    whole = _checks.positive("whole_s", whole_s).ravel()
+    shard = _checks.positive("shard_s", shard_s).ravel()
+    limit = float(_checks.positive("cheap_s", cheap_s))
+    if not one.size == whole.size == shard.size:
+        raise ValueError(f"one_s, whole_s and shard_s must have the same length, got {one.size}, {whole.size} "
+                         f"and {shard.size}")
+    cheap = whole < limit if calibrated is None else np.asarray(calibrated, dtype=bool).ravel()
+    if cheap.size != one.size:
+        raise ValueError(f"calibrated must have one entry per point ({one.size}), got {cheap.size}")
+    if cheap.sum() < 2:
+        raise ValueError(f"cheap_s must leave at least 2 calibration points (one-rank time below {limit:g} s), "
+                         f"got {int(cheap.sum())}")
+    fit = fit_efficiency(whole[cheap], shard[cheap], link.devices, constrain)
+    split = np.atleast_1d(predict_split(link, message_bytes, one, fit.efficiency(one)).split_time)
+    return Extrapolated(split_s=split, calibrated=cheap, fit=fit)

@@ -11,7 +11,9 @@ background load); each link size is resampled on its own. Each resample
 refits the link (under the constraint that a byte takes no negative time:
 see :func:`lib.measure.fit_link`), recalibrates the held-out efficiency models and link
 latencies, and recomputes the predictions, the two break-even sizes and the
-held-out error.
+errors of the three predictions: held out with the link latency recalibrated in
+the rounds, held out with the link as its own sweep fitted it, and
+extrapolated from the cheap sizes.
 
 On a noisy machine a resample can draw the small link size slower than
 the large one, or a small shard slower than a large one. Its fit then finds
@@ -38,8 +40,9 @@ import numpy as np
 
 from lib import _checks
 from lib.measure.fit import fit_link
-from lib.measure.model import break_even_hidden, held_out_split
-from lib.measure.stats import LEVEL, RESAMPLES, SEED, bootstrap_medians, percentile_interval
+from lib.measure.model import break_even_hidden, extrapolated_split, held_out_split
+from lib.measure.stats import (LEVEL, RESAMPLES, SEED, bootstrap_medians, median_abs_relative_error,
+                               percentile_interval)
 
 __all__ = ["POINT_STEPS", "Replicates", "bootstrap_run", "interval", "json_interval"]
 
@@ -57,7 +60,10 @@ class Replicates:
     ``(resamples,)``, ``inf`` where the split never stays ahead within the
     sweep. ``error_held_out``: the median absolute relative error of the
     held-out prediction over the points in ``long`` (NaN-free; empty when no
-    point is long). ``unphysical``: shape ``(resamples, 2)``, True where that
+    point is long); ``error_held_out_link`` the same for the held-out
+    prediction with the link fit's own latency, and ``error_extrapolated``
+    for the extrapolation from the ``calibrated`` points, over the long points
+    it did not calibrate on. ``unphysical``: shape ``(resamples, 2)``, True where that
     resample's link fit (column 0) or one of its efficiency fits (column 1)
     had to be constrained.
     """
@@ -68,6 +74,8 @@ class Replicates:
     break_even_measured: np.ndarray
     break_even_held_out: np.ndarray
     error_held_out: np.ndarray
+    error_held_out_link: np.ndarray
+    error_extrapolated: np.ndarray
     unphysical: np.ndarray
 
 
@@ -77,7 +85,8 @@ def _finite_or_inf(value: float | None) -> float:
 
 def bootstrap_run(hidden: Sequence[float], link_sizes: Sequence[float], link_samples: Sequence[Sequence[float]],
                   point_samples: Sequence[np.ndarray], devices: int, message_bytes: float, folds: Sequence[int],
-                  long: Sequence[bool], resamples: int = RESAMPLES, seed: int = SEED) -> Replicates:
+                  long: Sequence[bool], calibrated: Sequence[bool], resamples: int = RESAMPLES,
+                  seed: int = SEED) -> Replicates:
     """Redo the analysis on ``resamples`` seeded bootstrap resamples of a run's repetitions.
 
     Parameters
@@ -99,6 +108,9 @@ def bootstrap_run(hidden: Sequence[float], link_sizes: Sequence[float], link_sam
         The points whose error enters the headline (measured ``T2`` at or
         above the threshold in the run itself, so every resample averages
         over the same points).
+    calibrated : array of bool
+        The points the extrapolation calibrates on (fixed by the run itself,
+        :func:`lib.measure.model.extrapolated_split`).
     resamples : int
         Number of resamples (at least 1).
     seed : int
@@ -114,13 +126,15 @@ def bootstrap_run(hidden: Sequence[float], link_sizes: Sequence[float], link_sam
     >>> rounds = [np.array([[t], [t / 2 + 1.5 * ms], [t], [t / 2], [1.5 * ms]]).repeat(3, axis=1)
     ...           for t in (1 * ms, 2 * ms, 4 * ms, 8 * ms)]
     >>> reps = bootstrap_run([64, 128, 256, 512], [1e3, 1e6], [[1 * ms] * 3, [1.5 * ms] * 3], rounds, 2, 1e3,
-    ...                      [0, 1, 0, 1], [False, False, True, True], resamples=20)
+    ...                      [0, 1, 0, 1], [False, False, True, True], [True, True, False, False], resamples=20)
     >>> round(float(reps.break_even_measured.min()), 6), round(float(reps.break_even_measured.max()), 6)
     (181.019336, 181.019336)
     """
     h = np.asarray(hidden, dtype=float)
     sizes = np.asarray(link_sizes, dtype=float)
     chosen = np.asarray(long, dtype=bool)
+    cheap = np.asarray(calibrated, dtype=bool)
+    far = chosen & ~cheap if cheap.sum() >= 2 else np.zeros_like(chosen)   # too few to calibrate on: no score
     count = _checks.scalar_count("resamples", resamples, minimum=1)
     if not len(point_samples) == h.size == chosen.size == len(folds):
         raise ValueError("hidden, point_samples, folds and long must have the same length, got "
@@ -134,7 +148,8 @@ def bootstrap_run(hidden: Sequence[float], link_sizes: Sequence[float], link_sam
     held = np.empty_like(one)
     measured_be = np.empty(count)
     held_be = np.empty(count)
-    error = np.empty(count if chosen.any() else 0)
+    error, error_link = (np.empty(count if chosen.any() else 0) for _ in range(2))
+    error_far = np.empty(count if far.any() else 0)
     unphysical = np.zeros((count, 2), dtype=bool)
     for r in range(count):
         fit = fit_link(sizes, link[:, r], devices=devices, constrain=True)
@@ -143,10 +158,17 @@ def bootstrap_run(hidden: Sequence[float], link_sizes: Sequence[float], link_sam
         held[r] = prediction.split_s
         measured_be[r] = _finite_or_inf(break_even_hidden(h, one[r], split[r]))
         held_be[r] = _finite_or_inf(break_even_hidden(h, one[r], held[r]))
+        stated = held_out_split(fit, message_bytes, one[r], whole[r], shard[r], folds, constrain=True).split_s
         if chosen.any():
-            error[r] = np.median(np.abs(held[r, chosen] - split[r, chosen]) / split[r, chosen])
+            error[r] = median_abs_relative_error(held[r, chosen], split[r, chosen])
+            error_link[r] = median_abs_relative_error(stated[chosen], split[r, chosen])
+        if far.any():
+            extrapolated = extrapolated_split(fit, message_bytes, one[r], whole[r], shard[r], constrain=True,
+                                              calibrated=calibrated).split_s
+            error_far[r] = median_abs_relative_error(extrapolated[far], split[r, far])
     return Replicates(one=one, split=split, held_out=held, break_even_measured=measured_be,
-                      break_even_held_out=held_be, error_held_out=error, unphysical=unphysical)
+                      break_even_held_out=held_be, error_held_out=error, error_held_out_link=error_link,
+                      error_extrapolated=error_far, unphysical=unphysical)
 
 
 def interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float] | None:
