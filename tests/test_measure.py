@@ -621,13 +621,13 @@ def test_no_scored_point_enters_a_fit(factors, point):
     folds = measure.alternate_folds(6)
     changed = shard.copy()
     changed[point] *= factors[point]
-    base = measure.held_out_split(link, 128 * KB, one, one, shard, folds)
-    moved = measure.held_out_split(link, 128 * KB, one, one, changed, folds)
+    base = measure.held_out_split(link, 128 * KB, one, one, shard, folds, constrain=True)
+    moved = measure.held_out_split(link, 128 * KB, one, one, changed, folds, constrain=True)
     same = folds == folds[point]
     assert moved.split_s[same] == pytest.approx(base.split_s[same], rel=1e-12)
     assert moved.fits[folds[point]].asymptote == pytest.approx(base.fits[folds[point]].asymptote, rel=1e-12)
-    base = measure.extrapolated_split(link, 128 * KB, one, one, shard)
-    moved = measure.extrapolated_split(link, 128 * KB, one, one, changed)
+    base = measure.extrapolated_split(link, 128 * KB, one, one, shard, constrain=True)
+    moved = measure.extrapolated_split(link, 128 * KB, one, one, changed, constrain=True)
     if not base.calibrated[point]:
         assert moved.split_s == pytest.approx(base.split_s, rel=1e-12)
         assert [moved.fit.overhead, moved.fit.asymptote] == pytest.approx([base.fit.overhead, base.fit.asymptote],

@@ -74,6 +74,8 @@ beyond the sweep)::
                       median_abs_error, median_abs_error_matched, median_abs_error_all   (additivity check)
                       break_even_measured_hidden, break_even_measured_ci
                       break_even_held_out_hidden, break_even_held_out_ci, break_even_step_gap_held_out
+                      break_even_held_out_link_hidden, break_even_held_out_link_ci,
+                      break_even_step_gap_held_out_link   (the held-out prediction with the link fit's latency)
                       (each step gap null where one break-even lies beyond the sweep)
                       break_even_predicted_hidden, break_even_step_gap,
                       break_even_predicted_matched_hidden, break_even_step_gap_matched   (additivity check)

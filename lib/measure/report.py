@@ -137,6 +137,7 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None, resample
     predicted_be = break_even_hidden(hidden, one, predicted)
     matched_be = break_even_hidden(hidden, one, matched)
     held_be = break_even_hidden(hidden, one, held.split_s)
+    stated_be = break_even_hidden(hidden, one, stated.split_s)
     error_ci, link_ci, far_ci = (interval(values, level) for values in
                                  (reps.error_held_out, reps.error_held_out_link, reps.error_extrapolated))
     summary = {
@@ -159,6 +160,9 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None, resample
         "break_even_held_out_hidden": held_be,
         "break_even_held_out_ci": json_interval(*interval(reps.break_even_held_out, level)),
         "break_even_step_gap_held_out": _finite(step_gap(hidden, measured_be, held_be)),
+        "break_even_held_out_link_hidden": stated_be,
+        "break_even_held_out_link_ci": json_interval(*interval(reps.break_even_held_out_link, level)),
+        "break_even_step_gap_held_out_link": _finite(step_gap(hidden, measured_be, stated_be)),
         "break_even_predicted_hidden": predicted_be,
         "break_even_step_gap": _finite(step_gap(hidden, measured_be, predicted_be)),
         "break_even_predicted_matched_hidden": matched_be,

@@ -58,7 +58,8 @@ class Replicates:
     medians of ``T1`` and ``T2`` and the held-out prediction of ``T2``.
     ``break_even_measured`` and ``break_even_held_out``: shape
     ``(resamples,)``, ``inf`` where the split never stays ahead within the
-    sweep. ``error_held_out``: the median absolute relative error of the
+    sweep; ``break_even_held_out_link`` the same for the held-out prediction
+    with the link fit's own latency. ``error_held_out``: the median absolute relative error of the
     held-out prediction over the points in ``long`` (NaN-free; empty when no
     point is long); ``error_held_out_link`` the same for the held-out
     prediction with the link fit's own latency, and ``error_extrapolated``
@@ -73,6 +74,7 @@ class Replicates:
     held_out: np.ndarray
     break_even_measured: np.ndarray
     break_even_held_out: np.ndarray
+    break_even_held_out_link: np.ndarray
     error_held_out: np.ndarray
     error_held_out_link: np.ndarray
     error_extrapolated: np.ndarray
@@ -147,7 +149,7 @@ def bootstrap_run(hidden: Sequence[float], link_sizes: Sequence[float], link_sam
                                            for step in ("one", "split", "whole_calib", "shard_calib", "allreduce"))
     held = np.empty_like(one)
     measured_be = np.empty(count)
-    held_be = np.empty(count)
+    held_be, stated_be = np.empty(count), np.empty(count)
     error, error_link = (np.empty(count if chosen.any() else 0) for _ in range(2))
     error_far = np.empty(count if far.any() else 0)
     unphysical = np.zeros((count, 2), dtype=bool)
@@ -159,6 +161,7 @@ def bootstrap_run(hidden: Sequence[float], link_sizes: Sequence[float], link_sam
         measured_be[r] = _finite_or_inf(break_even_hidden(h, one[r], split[r]))
         held_be[r] = _finite_or_inf(break_even_hidden(h, one[r], held[r]))
         stated = held_out_split(fit, message_bytes, one[r], whole[r], shard[r], folds, constrain=True).split_s
+        stated_be[r] = _finite_or_inf(break_even_hidden(h, one[r], stated))
         if chosen.any():
             error[r] = median_abs_relative_error(held[r, chosen], split[r, chosen])
             error_link[r] = median_abs_relative_error(stated[chosen], split[r, chosen])
@@ -167,7 +170,7 @@ def bootstrap_run(hidden: Sequence[float], link_sizes: Sequence[float], link_sam
                                               calibrated=calibrated).split_s
             error_far[r] = median_abs_relative_error(extrapolated[far], split[r, far])
     return Replicates(one=one, split=split, held_out=held, break_even_measured=measured_be,
-                      break_even_held_out=held_be, error_held_out=error, error_held_out_link=error_link,
+                      break_even_held_out=held_be, break_even_held_out_link=stated_be, error_held_out=error, error_held_out_link=error_link,
                       error_extrapolated=error_far, unphysical=unphysical)
 
 
