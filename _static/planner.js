@@ -592,7 +592,7 @@
     function drawMap(s, row) {
       var figure = document.getElementById("pl-map");
       if (!figure || !row || !window.PlannerMap) { return; }
-      var layout = { tp: row.tp, pp: row.pp, dp: row.dp, name: row.name };
+      var layout = { tp: row.tp, pp: row.pp, dp: row.dp, adp: row.attentionDp, name: row.name };
       window.PlannerMap.draw(figure, window.PlannerMap.data(s.config.layers, layout, s.cluster.devicesPerNode,
                                                             s.cluster.link, s.cluster.interLink));
     }
