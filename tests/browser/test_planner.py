@@ -169,14 +169,15 @@ def lib_arguments(q: dict[str, str]) -> tuple[tuple, dict]:
             int(q["output_tokens"])), options
 
 
-def scenarios(count: int, seed: int = 20260) -> list[dict[str, str]]:
-    """``count`` random scenarios that lib.serving.plan accepts (see test_uneven_groups_are_left_out_like_lib)."""
+def scenarios(count: int, seed: int = 20260, draw=None) -> list[dict[str, str]]:
+    """``count`` random scenarios that lib.serving.plan accepts (see test_uneven_groups_are_left_out_like_lib),
+    each ``draw(rng, found)`` (by default :func:`random_scenario`), ``found`` the number accepted so far."""
     rng = random.Random(seed)
     found = []
     for _ in range(200 * count):
         if len(found) == count:
             return found
-        q = random_scenario(rng)
+        q = draw(rng, len(found)) if draw else random_scenario(rng)
         args, options = lib_arguments(q)
         try:
             plan(*args, **options)

@@ -24,7 +24,7 @@ from lib.serving import best, plan
 from lib.serving.command import vllm_command
 from lib.serving.engine import configure
 from lib.transformer import PRESETS
-from test_planner import assert_page_agrees, lib_arguments, random_scenario, tab  # noqa: F401 (tab: a fixture)
+from test_planner import assert_page_agrees, lib_arguments, random_scenario, scenarios, tab  # noqa: F401 (tab: fixture)
 from test_planner_map import layout_of
 
 pytestmark = pytest.mark.browser
@@ -54,23 +54,12 @@ def moe_scenario(rng: random.Random, model: str, targets: bool) -> dict[str, str
     return q
 
 
-def moe_scenarios(count: int, seed: int = 2412) -> list[dict[str, str]]:
-    """``count`` scenarios lib.serving.plan accepts: each model of :data:`MOE_MODELS` in turn, twice, the
-    second time with targets."""
-    rng = random.Random(seed)
-    found: list[dict[str, str]] = []
-    while len(found) < count:
-        q = moe_scenario(rng, MOE_MODELS[len(found) // 2 % len(MOE_MODELS)], targets=len(found) % 2 == 1)
-        args, options = lib_arguments(q)
-        try:
-            plan(*args, **options)
-        except ValueError:
-            continue
-        found.append(q)
-    return found
+def moe_draw(rng: random.Random, index: int) -> dict[str, str]:
+    """Scenario ``index``: each model of :data:`MOE_MODELS` in turn, twice, the second time with targets."""
+    return moe_scenario(rng, MOE_MODELS[index // 2 % len(MOE_MODELS)], targets=index % 2 == 1)
 
 
-SCENARIOS = moe_scenarios(MOE_SCENARIOS)
+SCENARIOS = scenarios(MOE_SCENARIOS, seed=2412, draw=moe_draw)
 
 
 def test_moe_scenarios_cover_attention_data_parallel():
