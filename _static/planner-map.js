@@ -65,7 +65,7 @@
   function words(c) {
     if (c.kind !== "send") {
       return "Replica " + c.replica + ", stage " + c.stage + ": " + span(c.gpus) +
-        (c.kind === "all-reduce" ? " all-reduce" : " run attention data-parallel and exchange tokens around the experts") +
+        (c.kind === "all-reduce" ? " all-reduce" : " run attention data-parallel and exchange tokens for the experts") +
         " over " + c.link.name + (c.across_servers ? " (across servers)" : "") + ".";
     }
     return "Replica " + c.replica + ": stage " + c.from_stage + " sends to stage " + c.to_stage + " (" +

@@ -135,7 +135,10 @@
   }
 
   /* Engine.replica_limits: [sequences, tokens per step] of one replica; attention-DP ranks schedule each. */
-  function replicaLimits(e, l) { var ranks = l.adp ? l.tp : 1; return [ranks * e.max_num_seqs, ranks * e.max_num_batched_tokens]; }
+  function replicaLimits(e, l) {
+    var ranks = l.adp ? l.tp : 1;
+    return [ranks * e.max_num_seqs, ranks * e.max_num_batched_tokens];
+  }
 
   /* Engine.reserved_bytes: non-torch memory and the CUDA graphs. */
   function reservedBytes(e, tp) {
@@ -158,13 +161,15 @@
   }
 
   /* Layout.name */
-  function layoutName(l) { return (l.adp ? "adp" + l.tp + "-" : "") + (l.ep ? "ep" : "tp") + l.tp + "-pp" + l.pp + "-dp" + l.dp; }
+  function layoutName(l) {
+    return (l.adp ? "adp" + l.tp + "-" : "") + (l.ep ? "ep" : "tp") + l.tp + "-pp" + l.pp + "-dp" + l.dp;
+  }
 
   /* layouts with expert_parallel True, False, "both" (each expert-parallel layout after its twin) or "all"
      (then the attention-data-parallel one); check_layout decides what is valid. */
   function layouts(c, n, expertParallel) {
-    var found = [], variants = { both: [[false, false], [true, false]], all: [[false, false], [true, false], [true, true]]
-    }[expertParallel] || [[!!expertParallel, false]];
+    var found = [], variants = { both: [[false, false], [true, false]],
+      all: [[false, false], [true, false], [true, true]] }[expertParallel] || [[!!expertParallel, false]];
     for (var tp = 1; tp <= n; tp++) {
       if (n % tp) { continue; }
       for (var pp = 1; pp <= n / tp; pp++) {
@@ -244,7 +249,8 @@
   function budget(c, device, l, e, seqs) {
     var perRank = Math.ceil(seqs / cacheSharers(l));
     return [usableBytes(e, device, l.tp), maxOf(stageWeightBytes(c, l, e)),
-      activationBytes(c, Math.max(e.max_num_batched_tokens, perRank), l.adp ? 1 : l.tp, Math.max(e.max_num_seqs, perRank))];
+      activationBytes(c, Math.max(e.max_num_batched_tokens, perRank), l.adp ? 1 : l.tp,
+        Math.max(e.max_num_seqs, perRank))];
   }
 
   /* memory_fit: the busiest device's budget when each replica holds seqs sequences of ctx tokens. */
@@ -318,9 +324,9 @@
     if (!l.adp) {
       return 2 * layers * tpAllreduce(cluster, l.tp, tokens * c.hidden * D.serving.activation_bytes, e.allreduce);
     }
-    var nodes = Math.ceil(l.tp / cluster.devicesPerNode), perLayer = 0.0;
+    var nodes = Math.ceil(l.tp / cluster.devicesPerNode), inter = nodes > 1 ? cluster.interLink : null, perLayer = 0.0;
     expertExchange(c, e, tokens).forEach(function (bytes) {
-      perLayer += C.ringCollective(bytes, l.tp, cluster.link, nodes, nodes > 1 ? cluster.interLink : null, cluster.nics);
+      perLayer += C.ringCollective(bytes, l.tp, cluster.link, nodes, inter, cluster.nics);
     });
     return layers * moeLayers(c) / c.layers * perLayer;
   }
@@ -478,7 +484,8 @@
     var p = s.promptTokens, h = s.prefixHitRate;
     var computed = Math.max(1.0, Math.ceil((1 - h) * p));
     var chunks = Math.ceil(computed / s.engine.max_num_batched_tokens), chunk = computed / chunks;
-    var times = stageWorks(s, l, work(0.0, 0.0, chunk, (h * p + p + 1) / 2, 0.0, 1.0)).map(function (x) { return x.time; });
+    var times = stageWorks(s, l, work(0.0, 0.0, chunk, (h * p + p + 1) / 2, 0.0, 1.0))
+      .map(function (x) { return x.time; });
     var sample = passWork(s, l, l.pp - 1, work(0.0, 0.0, 0.0, 0.0, 1.0)).head.time;
     var slowest = maxOf(times);
     var total = chunks * slowest + sum(times) - slowest + sample;
