@@ -49,8 +49,8 @@
     var w = workload(s), o = w.output, fresh = w.newTokens;
     var perRequest = (o - 1 + fresh) / o;
     var kvTokens = M.kvTokenCapacity(s, l);
-    var budget = s.engine.max_num_batched_tokens;
-    var caps = [["KV memory", kvTokens / w.context], ["sequences per replica", s.engine.max_num_seqs],
+    var limits = M.replicaLimits(s.engine, l), budget = limits[1];
+    var caps = [["KV memory", kvTokens / w.context], ["sequences per replica", limits[0]],
       ["token budget", l.pp * budget / perRequest]];
     var limit = caps[0];
     caps.forEach(function (cap) { if (cap[1] < limit[1]) { limit = cap; } });
@@ -69,7 +69,7 @@
       r.room.push(room);
       r.idle.push(M.loopTime(s, l, decodes, w.context));
       for (var k = 1; k <= K.together; k++) {
-        busy.push(M.loopTime(s, l, decodes, w.context, Math.min(room, k * fresh), attended));
+        busy.push(M.loopTime(s, l, decodes, w.context, Math.min(room, k * fresh), attended, k));
       }
       r.busyK.push(busy);
     });

@@ -1,7 +1,7 @@
 /*
  * The layout planner's collectives (book/planner.md), a mirror of:
  *   lib/collectives/nccl.py    tune_allreduce and its helpers (NCCL 2.30.7's tuner)
- *   lib/collectives/startup.py send_time (a pipeline hop)
+ *   lib/collectives/startup.py send_time (a pipeline hop), best_collective_time (all-gather, reduce-scatter)
  *   lib/collectives/engine.py  engine_allreduce (vLLM's one- and two-shot kernels, else NCCL)
  * Every constant comes from window.PLANNER_DATA (tools/planner_data.py), read when a function
  * runs, so this file may load before the data. Sets window.PlannerCollectives.
@@ -102,6 +102,18 @@
     return best;
   }
 
+  /* lib.collectives.best_collective_time for an all-gather or reduce-scatter (collective_cost's ring, the best
+     protocol): base + (k - 1) steps + (k - 1) / k of the gathered bytes over the bus. */
+  function ringCollective(bytes, k, intra, nodes, inter, nics) {
+    var best = Infinity;
+    data().nccl.protocols.forEach(function (protocol) {
+      var latency = k === 1 ? 0.0 : ringLatency(1, protocol, k, nodes, intra, inter);
+      var time = latency + (k > 1 ? (k - 1) / k : 0.0) * bytes / ringBus(protocol, intra, inter, nodes, nics);
+      if (time < best) { best = time; }
+    });
+    return best;
+  }
+
   /* lib.collectives.engine._masks: which custom kernel vLLM runs ("one", "two"), or null for NCCL. */
   function customKernel(bytes, k, intra, nodes) {
     var E = data().engine_allreduce;
@@ -131,5 +143,6 @@
     return tuneAllreduce(bytes, k, intra, nodes, inter, nics);
   }
 
-  window.PlannerCollectives = { tuneAllreduce: tuneAllreduce, sendTime: sendTime, engineAllreduce: engineAllreduce };
+  window.PlannerCollectives = { tuneAllreduce: tuneAllreduce, sendTime: sendTime, engineAllreduce: engineAllreduce,
+    ringCollective: ringCollective };
 }());

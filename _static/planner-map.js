@@ -2,16 +2,17 @@
  * The layout planner's device map (book/planner.md): which GPU holds which replica, stage, tensor
  * rank and layers, and which link each collective crosses. A mirror of the placement part of
  * lib/diagrams/data.py device_map_data (ranks numbered tensor rank first, then stage, then replica,
- * filling servers in order; a group that spans servers all-reduces over the network; a pipeline hop
- * between servers crosses it), drawn as SVG with the same facts in words below it.
- * tests/browser/test_planner.py compares the placement with lib's. Sets window.PlannerMap.
+ * filling servers in order; a group that spans servers all-reduces, or with attention run data-parallel
+ * exchanges tokens around the experts, over the network; a pipeline hop between servers crosses it), drawn
+ * as SVG with the same facts in words below it. tests/browser/test_planner_map.py compares the placement
+ * with lib's. Sets window.PlannerMap.
  */
 (function () {
   "use strict";
 
   var SVG = "http://www.w3.org/2000/svg";
   var REPLICA_FILLS = ["#D6E9F8", "#FBE3CC", "#D4F0E5", "#F3DDE9", "#EDEDC9", "#E4E0F5"];
-  var STROKE = { "all-reduce": "#D55E00", "send": "#009E73" };
+  var STROKE = { "all-reduce": "#D55E00", "expert exchange": "#CC79A7", "send": "#009E73" };
 
   /* lib.serving.layout.stage_layers (planner-model.js) as [start, stop) ranges. */
   function layerRanges(layers, stages) {
@@ -37,8 +38,8 @@
       for (var s = 0; s < pp; s++) {
         var members = group(r, s), across = node(members[0]) !== node(members[members.length - 1]);
         if (tp > 1) {
-          collectives.push({ kind: "all-reduce", replica: r, stage: s, gpus: members, across_servers: across,
-                             link: across ? interLink : link });
+          collectives.push({ kind: layout.adp ? "expert exchange" : "all-reduce", replica: r, stage: s, gpus: members,
+                             across_servers: across, link: across ? interLink : link });
         }
       }
       for (var b = 0; b + 1 < pp; b++) {
@@ -62,9 +63,10 @@
 
   /* One sentence per collective, as the figure's words. */
   function words(c) {
-    if (c.kind === "all-reduce") {
-      return "Replica " + c.replica + ", stage " + c.stage + ": " + span(c.gpus) + " all-reduce over " + c.link.name +
-        (c.across_servers ? " (across servers)" : "") + ".";
+    if (c.kind !== "send") {
+      return "Replica " + c.replica + ", stage " + c.stage + ": " + span(c.gpus) +
+        (c.kind === "all-reduce" ? " all-reduce" : " run attention data-parallel and exchange tokens for the experts") +
+        " over " + c.link.name + (c.across_servers ? " (across servers)" : "") + ".";
     }
     return "Replica " + c.replica + ": stage " + c.from_stage + " sends to stage " + c.to_stage + " (" +
       span(c.from_gpus) + " to " + span(c.to_gpus) + ") over " + c.link.name + ".";
@@ -101,7 +103,7 @@
     });
     map.collectives.forEach(function (c) {
       var dash = c.across_servers ? "6 4" : "none";
-      if (c.kind === "all-reduce") {
+      if (c.kind !== "send") {
         c.gpus.forEach(function (g) {
           svg.appendChild(el("line", { x1: at[g].x, y1: at[g].y + h + 5, x2: at[g].x + w, y2: at[g].y + h + 5,
                                        stroke: STROKE[c.kind], "stroke-width": 4, "stroke-dasharray": dash }));

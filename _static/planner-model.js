@@ -4,14 +4,15 @@
  *   lib/transformer/models.py, parallel.py  parameter_breakdown, kv_cache_bytes_per_token, kv_heads_per_device
  *   lib/formats.py                         compute_peak
  *   lib/experts.py                         expert_imbalance (expected_max_normal comes as a table)
- *   lib/serving/engine.py                  Engine.resolved, usable_bytes, scheduler_limits
- *   lib/serving/layout.py                  layouts, Cluster.holds_group, stage_layers
- *   lib/serving/memory.py                  memory_fit and its helpers
- *   lib/serving/operators.py               pass_work, tp_allreduce
+ *   lib/serving/engine.py                  Engine.resolved, replica_limits, usable_bytes, scheduler_limits
+ *   lib/serving/layout.py                  layouts, Layout.name, Cluster.holds_group, stage_layers
+ *   lib/serving/memory.py                  memory_fit, kv_token_capacity and their helpers
+ *   lib/serving/operators.py               pass_work, tp_allreduce, _communication, expert_exchange
  *   lib/serving/step.py                    decode_step, prefill_lumps, prefill_time, hop_time
  *   lib/serving/plan.py                    plan, best, frontier
  * With a latency target, plan's capacity fields come from window.PlannerCapacity (planner-capacity.js,
- * lib/serving/capacity.py). Not mirrored: attention run data-parallel (expert_parallel="all").
+ * lib/serving/capacity.py). Attention run data-parallel (expert_parallel="all", Layout.attention_dp) is
+ * priced with vLLM's default exchange only (Engine.expert_exchange "allgather_reducescatter").
  * Collectives are window.PlannerCollectives (planner-collectives.js); every number comes from
  * window.PLANNER_DATA (tools/planner_data.py), read when plan() runs. Sets window.PlannerModel.
  */
@@ -133,6 +134,12 @@
     return e;
   }
 
+  /* Engine.replica_limits: [sequences, tokens per step] of one replica; attention-DP ranks schedule each. */
+  function replicaLimits(e, l) {
+    var ranks = l.adp ? l.tp : 1;
+    return [ranks * e.max_num_seqs, ranks * e.max_num_batched_tokens];
+  }
+
   /* Engine.reserved_bytes: non-torch memory and the CUDA graphs. */
   function reservedBytes(e, tp) {
     var nonTorch = tp === 1 ? D.engine.non_torch_bytes[0] : D.engine.non_torch_bytes[1];
@@ -154,22 +161,25 @@
   }
 
   /* Layout.name */
-  function layoutName(l) { return (l.ep ? "ep" : "tp") + l.tp + "-pp" + l.pp + "-dp" + l.dp; }
+  function layoutName(l) {
+    return (l.adp ? "adp" + l.tp + "-" : "") + (l.ep ? "ep" : "tp") + l.tp + "-pp" + l.pp + "-dp" + l.dp;
+  }
 
-  /* layouts with expert_parallel True, False or "both" (each expert-parallel layout after its twin);
-     check_layout decides what is valid. */
+  /* layouts with expert_parallel True, False, "both" (each expert-parallel layout after its twin) or "all"
+     (then the attention-data-parallel one); check_layout decides what is valid. */
   function layouts(c, n, expertParallel) {
-    var found = [], variants = expertParallel === "both" ? [false, true] : [!!expertParallel];
+    var found = [], variants = { both: [[false, false], [true, false]],
+      all: [[false, false], [true, false], [true, true]] }[expertParallel] || [[!!expertParallel, false]];
     for (var tp = 1; tp <= n; tp++) {
       if (n % tp) { continue; }
       for (var pp = 1; pp <= n / tp; pp++) {
         if ((n / tp) % pp || pp > c.layers) { continue; }
         var names = {};
         variants.forEach(function (variant) {
-          var ep = variant && c.experts > 1 && tp > 1;
-          if ((ep && c.experts % tp) || !tpAllowed(c, tp) || names[ep]) { return; }
-          names[ep] = true;  // a dense model's twin is the same layout: listed once
-          found.push({ tp: tp, pp: pp, dp: n / (tp * pp), ep: ep });
+          var moe = c.experts > 1 && tp > 1, ep = variant[0] && moe, adp = variant[1] && moe;
+          if ((ep && c.experts % tp) || !tpAllowed(c, tp) || names[ep + "," + adp]) { return; }
+          names[ep + "," + adp] = true;  // a dense model's twins are the same layout: listed once
+          found.push({ tp: tp, pp: pp, dp: n / (tp * pp), ep: ep, adp: adp });
         });
       }
     }
@@ -181,23 +191,27 @@
 
   // ------------------------------------------------------------ lib.serving.memory
 
-  /* _kv_bytes_per_layer: one token, one layer, one device of a group of tp (heads split). */
-  function kvBytesPerLayer(c, tp, b) {
-    var share = latent(c) ? 1.0 : kvHeadsPerDevice(c, tp) / c.kv_heads;
+  /* _kv_bytes_per_layer: one token, one layer, one device of a group of tp (heads split unless attention-DP:
+     each rank caches its own sequences whole; a latent cache is whole either way). */
+  function kvBytesPerLayer(c, l, b) {
+    var share = latent(c) || l.adp ? 1.0 : kvHeadsPerDevice(c, l.tp) / c.kv_heads;
     return kvPerToken(c, b) * share / c.layers;
   }
 
   /* kv_bytes_per_token_per_device */
-  function kvPerTokenPerDevice(c, l, b) { return kvBytesPerLayer(c, l.tp, b) * maxOf(stageLayers(c.layers, l.pp)); }
+  function kvPerTokenPerDevice(c, l, b) { return kvBytesPerLayer(c, l, b) * maxOf(stageLayers(c.layers, l.pp)); }
 
-  /* _per_device_layer (attention split by heads). */
+  /* _per_device_layer: attention split by heads, or whole with attention-DP (as its shared and dense MLPs). */
   function perDeviceLayer(c, l, experts, parts) {
-    var tp = l.tp, moe = moeLayers(c) / c.layers;
-    var kv = parts.attention_kv * kvHeadsPerDevice(c, tp) / c.kv_heads;
-    var attention = parts.attention_qo / tp + kv + parts.attention_replicated;
-    var routed = moe * (experts * parts.mlp / tp + parts.shared_mlp / tp + parts.router);
-    return attention + routed + (1 - moe) * parts.dense_mlp / tp + parts.norms;
+    var tp = l.tp, moe = moeLayers(c) / c.layers, split = l.adp ? 1 : tp;
+    var kv = l.adp ? parts.attention_kv : parts.attention_kv * kvHeadsPerDevice(c, tp) / c.kv_heads;
+    var attention = parts.attention_qo / split + kv + parts.attention_replicated;
+    var routed = moe * (experts * parts.mlp / tp + parts.shared_mlp / split + parts.router);
+    return attention + routed + (1 - moe) * parts.dense_mlp / split + parts.norms;
   }
+
+  /* memory._cache_sharers: ranks of a replica that cache different sequences. */
+  function cacheSharers(l) { return l.adp ? l.tp : 1; }
 
   /* stage_weight_bytes: the linear layers in the weight format, the tables in 16 bits. */
   function stageWeightBytes(c, l, e) {
@@ -231,12 +245,18 @@
 
   function gb(x) { return pyFixed(x / D.units.GB, 1); }
 
+  /* memory._budget: [usable, weights, activations] of the busiest device, activations for one rank's step. */
+  function budget(c, device, l, e, seqs) {
+    var perRank = Math.ceil(seqs / cacheSharers(l));
+    return [usableBytes(e, device, l.tp), maxOf(stageWeightBytes(c, l, e)),
+      activationBytes(c, Math.max(e.max_num_batched_tokens, perRank), l.adp ? 1 : l.tp,
+        Math.max(e.max_num_seqs, perRank))];
+  }
+
   /* memory_fit: the busiest device's budget when each replica holds seqs sequences of ctx tokens. */
   function memoryFit(c, device, l, seqs, ctx, e) {
-    var usable = usableBytes(e, device, l.tp);
-    var weights = maxOf(stageWeightBytes(c, l, e));
-    var activations = activationBytes(c, Math.max(e.max_num_batched_tokens, seqs), l.tp, Math.max(e.max_num_seqs, seqs));
-    var perSequence = ctx * kvPerTokenPerDevice(c, l, e.kv_bytes);
+    var got = budget(c, device, l, e, seqs), usable = got[0], weights = got[1], activations = got[2];
+    var perSequence = ctx * kvPerTokenPerDevice(c, l, e.kv_bytes) / cacheSharers(l);
     var room = usable - weights - activations;
     var most = room > 0 ? Math.max(0, Math.floor(room / perSequence)) : 0;
     var kv = seqs * perSequence;
@@ -282,12 +302,43 @@
     return C.engineAllreduce(bytes, tp, cluster.link, nodes, cluster.interLink, cluster.nics, allreduce);
   }
 
-  /* pass_work: the busiest device of one stage in one forward pass (attention split by heads). */
+  /* operators._busiest_prompts: the busiest rank's share of the prompt tokens (whole prompts on ranks). */
+  function busiestPrompts(l, prompts) {
+    if (!l.adp) { return 1.0; }
+    return prompts > 0 ? Math.ceil(prompts / l.tp - 1e-9) / prompts : 1.0 / l.tp;
+  }
+
+  /* expert_exchange(..., "allgather_reducescatter"): the bytes of the all-gather and the reduce-scatter around a
+     routed layer (each the group's tokens' hidden states). */
+  function expertExchange(c, e, tokens) {
+    if (e.expert_exchange !== "allgather_reducescatter") {
+      throw new Error("expert_exchange: this page prices allgather_reducescatter only, got " + e.expert_exchange);
+    }
+    var gathered = tokens * c.hidden * D.serving.activation_bytes;
+    return [gathered, gathered];
+  }
+
+  /* _communication: a stage's collectives, two all-reduces per layer or, attention-DP, the expert exchanges. */
+  function communication(s, l, layers, tokens) {
+    var c = s.config, cluster = s.cluster, e = s.engine;
+    if (!l.adp) {
+      return 2 * layers * tpAllreduce(cluster, l.tp, tokens * c.hidden * D.serving.activation_bytes, e.allreduce);
+    }
+    var nodes = Math.ceil(l.tp / cluster.devicesPerNode), inter = nodes > 1 ? cluster.interLink : null, perLayer = 0.0;
+    expertExchange(c, e, tokens).forEach(function (bytes) {
+      perLayer += C.ringCollective(bytes, l.tp, cluster.link, nodes, inter, cluster.nics);
+    });
+    return layers * moeLayers(c) / c.layers * perLayer;
+  }
+
+  /* pass_work: the busiest device of one stage in one forward pass; w.prompts as pass_work's prompts. */
   function passWork(s, l, stage, w) {
-    var c = s.config, device = s.device, e = s.engine, cluster = s.cluster;
+    var c = s.config, device = s.device, e = s.engine;
     var counts = stageLayers(c.layers, l.pp), parts = breakdown(c);
     var tp = l.tp, layers = counts[stage], last = stage === counts.length - 1;
     var tokens = w.decode + w.prefill;
+    var own = l.adp ? 1.0 / tp : 1.0, promptOwn = w.prompts === null ? own : busiestPrompts(l, w.prompts);
+    var heads = l.adp ? 1 : tp;
     var bandwidth = e.memory_efficiency * device.memory_bandwidth;
     var peak16 = e.compute_efficiency * device.peak_flops;
     var moe = moeLayers(c) / c.layers;
@@ -295,25 +346,24 @@
     var imbalance = l.ep ? expertImbalance(tokens, c.experts, c.experts_per_token, tp) : 1.0;
     var routed = moe * c.experts_per_token * parts.mlp / tp * imbalance;
     var weights = layers * (dense + moe * expertsRead(c, l, tokens) * parts.mlp) * e.weight_bytes;
-    var attended = w.decode + w.prefill;
+    var attended = w.decode * own + w.prefill * promptOwn;
     var linear = roofline(weights, 2 * layers * (attended * dense + tokens * routed), bandwidth,
       computePeak(device, e.weight_format) * e.compute_efficiency);
-    var kvLayer = kvBytesPerLayer(c, tp, e.kv_bytes);
-    var cache = layers * kvLayer * (w.decode * (w.context + 1) + w.prefill);
-    var scores = layers / tp * (attentionFlops(c, true) * w.decode * w.context +
-      attentionFlops(c, false) * w.prefill * w.prefillContext);
+    var kvLayer = kvBytesPerLayer(c, l, e.kv_bytes);
+    var cache = layers * kvLayer * (own * w.decode * (w.context + 1) + promptOwn * w.prefill);
+    var scores = layers / heads * (own * attentionFlops(c, true) * w.decode * w.context +
+      promptOwn * attentionFlops(c, false) * w.prefill * w.prefillContext);
     var attention = roofline(cache, scores, bandwidth, peak16);
-    var headParams = last ? (parts.head || parts.embedding) / tp : 0.0;
-    var head = roofline(w.sampled > 0 ? headParams * D.engine.unquantised_bytes : 0.0, 2 * w.sampled * headParams,
+    var headParams = last ? (parts.head || parts.embedding) / heads : 0.0;
+    var head = roofline(w.sampled > 0 ? headParams * D.engine.unquantised_bytes : 0.0, 2 * w.sampled * own * headParams,
       bandwidth, peak16);
-    var communication = tokens > 0 ?
-      2 * layers * tpAllreduce(cluster, tp, tokens * c.hidden * D.serving.activation_bytes, e.allreduce) : 0.0;
+    var comm = tokens > 0 ? communication(s, l, layers, tokens) : 0.0;
     var fixed = layers * e.layer_overhead + (last ? e.step_overhead : 0.0);
     var ops = [linear, attention, head];
     return {
-      ops: ops, head: head, communication: communication, fixed: fixed,
+      ops: ops, head: head, communication: comm, fixed: fixed,
       computeBound: sum(ops.map(function (op) { return op.computeTime > op.memoryTime ? op.time : 0.0; })),
-      time: sum(ops.map(function (op) { return op.time; })) + communication + fixed
+      time: sum(ops.map(function (op) { return op.time; })) + comm + fixed
     };
   }
 
@@ -360,9 +410,10 @@
     return { tpot: Math.max(sum(times) + hop, m * maxOf(times)), times: times, works: works, hop: hop };
   }
 
-  /* A pass's work: the keyword arguments of pass_work. */
-  function work(decode, context, prefill, prefillContext, sampled) {
-    return { decode: decode, context: context, prefill: prefill, prefillContext: prefillContext, sampled: sampled };
+  /* A pass's work: the keyword arguments of pass_work (prompts: null unless given, as pass_work's None). */
+  function work(decode, context, prefill, prefillContext, sampled, prompts) {
+    return { decode: decode, context: context, prefill: prefill, prefillContext: prefillContext, sampled: sampled,
+      prompts: prompts === undefined ? null : prompts };
   }
 
   /* prefill_lumps (scalar): the prompt tokens a step computes, as (tokens, weights). */
@@ -397,14 +448,16 @@
     var m = Math.min(l.pp, Math.ceil(batch)), micro = batch / m;
     var decode = micro * (o - 1) / o, mean = micro * (1 - h) * p / o, prefillContext = (h * p + p + 1) / 2;
     var perPrompt = Math.max(1.0, Math.ceil((1 - h) * p));
-    var lumps = prefillLumps(decode, micro / o, perPrompt, s.engine.max_num_batched_tokens);
+    var lumps = prefillLumps(decode, micro / o, perPrompt, replicaLimits(s.engine, l)[1]);
     var tpot = 0.0, meanTokens = 0.0;
     lumps.tokens.forEach(function (tokens, i) {
       var weight = lumps.weights[i];
-      if (weight > 0) { tpot += weight * loop(s, l, m, work(decode, context, tokens, prefillContext, micro)).tpot; }
+      if (weight > 0) {
+        tpot += weight * loop(s, l, m, work(decode, context, tokens, prefillContext, micro, tokens / perPrompt)).tpot;
+      }
       meanTokens += tokens * weight;
     });
-    var alone = loop(s, l, m, work(decode, context, meanTokens, prefillContext, micro));
+    var alone = loop(s, l, m, work(decode, context, meanTokens, prefillContext, micro, meanTokens / perPrompt));
     var idle = loop(s, l, m, work(decode, context, 0.0, 0.0, micro));
     var slowest = alone.works[alone.times.indexOf(maxOf(alone.times))];
     var bound = 2 * slowest.computeBound > slowest.time - slowest.fixed - slowest.communication ? "compute" : "memory";
@@ -414,18 +467,16 @@
   }
 
   /* loop_time: one step in which each microbatch decodes d sequences and computes prefill prompt tokens
-     (sampled: one per decoding sequence; prompts as pass_work takes them, unused without attention-DP). */
-  function loopTime(s, l, d, context, prefill, prefillContext) {
+     of prompts whole prompts (sampled: one per decoding sequence). */
+  function loopTime(s, l, d, context, prefill, prefillContext, prompts) {
     var m = Math.min(l.pp, Math.max(1.0, Math.ceil(d)));
-    return loop(s, l, m, work(d, context, prefill || 0.0, prefillContext || 0.0, Math.max(d, 1.0))).tpot;
+    return loop(s, l, m, work(d, context, prefill || 0.0, prefillContext || 0.0, Math.max(d, 1.0), prompts)).tpot;
   }
 
   /* kv_token_capacity: tokens of KV cache one replica holds beside its weights and activations. */
   function kvTokenCapacity(s, l) {
-    var e = s.engine, c = s.config;
-    var usable = usableBytes(e, s.device, l.tp), weights = maxOf(stageWeightBytes(c, l, e));
-    var activations = activationBytes(c, Math.max(e.max_num_batched_tokens, 0), l.tp, Math.max(e.max_num_seqs, 0));
-    return Math.max(0.0, usable - weights - activations) / kvPerTokenPerDevice(c, l, e.kv_bytes);
+    var e = s.engine, c = s.config, got = budget(c, s.device, l, e, 0);
+    return Math.max(0.0, got[0] - got[1] - got[2]) / kvPerTokenPerDevice(c, l, e.kv_bytes) * cacheSharers(l);
   }
 
   /* prefill_time: one prompt on an idle replica, chunked by the token budget, then its first token sampled. */
@@ -433,7 +484,8 @@
     var p = s.promptTokens, h = s.prefixHitRate;
     var computed = Math.max(1.0, Math.ceil((1 - h) * p));
     var chunks = Math.ceil(computed / s.engine.max_num_batched_tokens), chunk = computed / chunks;
-    var times = stageWorks(s, l, work(0.0, 0.0, chunk, (h * p + p + 1) / 2, 0.0)).map(function (x) { return x.time; });
+    var times = stageWorks(s, l, work(0.0, 0.0, chunk, (h * p + p + 1) / 2, 0.0, 1.0))
+      .map(function (x) { return x.time; });
     var sample = passWork(s, l, l.pp - 1, work(0.0, 0.0, 0.0, 0.0, 1.0)).head.time;
     var slowest = maxOf(times);
     var total = chunks * slowest + sum(times) - slowest + sample;
@@ -446,14 +498,16 @@
   function grouped(x) { return pyFixed(x, 0).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
 
   /* _scheduler_reason: why the scheduler cannot hold the replica's sequences ("" if it can). */
-  function schedulerReason(perReplica, tokens, e) {
-    if (perReplica > e.max_num_seqs) {
+  function schedulerReason(perReplica, tokens, e, l) {
+    var limits = replicaLimits(e, l), rank = l.adp ? " per rank" : "";
+    if (perReplica > limits[0]) {
       return perReplica + " sequences per replica are more than the scheduler runs at once (max_num_seqs = " +
-        e.max_num_seqs + ")";
+        e.max_num_seqs + rank + ")";
     }
-    if (tokens > e.max_num_batched_tokens) {
+    if (tokens > limits[1]) {
       return "each step needs " + grouped(tokens) + " tokens (decodes and the prompts that replace finished " +
-        "sequences), more than the token budget (max_num_batched_tokens = " + grouped(e.max_num_batched_tokens) + ")";
+        "sequences), more than the token budget (max_num_batched_tokens = " + grouped(e.max_num_batched_tokens) +
+        rank + ")";
     }
     return "";
   }
@@ -481,11 +535,11 @@
     var step = decodeStep(s, l, perReplica, s.promptTokens + s.outputTokens / 2);
     var ttft = prefillTime(s, l), tokensPerS = s.batch / step.tpot;
     var missed = misses(s, ttft, step.tpot);
-    var scheduler = schedulerReason(perReplica, step.tokensPerStep, s.engine);
+    var scheduler = schedulerReason(perReplica, step.tokensPerStep, s.engine, l);
     var targets = s.ttftLimit !== null || s.tpotLimit !== null;
     var under = targets && withCapacity ? window.PlannerCapacity.capacity(s, l) : null;
     return {
-      name: layoutName(l), tp: l.tp, pp: l.pp, dp: l.dp, devices: n, expertParallel: l.ep,
+      name: layoutName(l), tp: l.tp, pp: l.pp, dp: l.dp, devices: n, expertParallel: l.ep, attentionDp: l.adp,
       fits: fit.fits && !scheduler, meetsSlo: missed.length === 0, reason: fit.reason || scheduler || missed.join("; "),
       weights: fit.weights, kv: fit.kv, activations: fit.activations, memory: fit.total, usable: fit.usable,
       free: fit.free, batch: perReplica, maxBatch: fit.most, maxSequences: fit.most * l.dp,
@@ -561,5 +615,5 @@
     return resolveEngine(d, f);
   }, missingGroups: missingGroups, stageLayers: stageLayers,
     // For planner-capacity.js (lib.serving.capacity calls these of lib.serving.step and memory).
-    decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity };
+    decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity, replicaLimits: replicaLimits };
 }());

@@ -57,10 +57,10 @@
   var SELECTS = ["model", "device", "link", "inter_link", "weight_format", "kv_format", "allreduce", "expert_parallel"];
   // Checkboxes: on or off. Their defaults (Engine's cuda_graphs) are set in init().
   var CHECKS = ["cuda_graphs"];
-  // plan's expert_parallel as the page's select writes it, and in words (attention-DP's "all" is not on the page).
-  var EXPERT_MODES = { off: false, on: true, both: "both" };
+  // plan's expert_parallel as the page's select writes it, and in words.
+  var EXPERT_MODES = { off: false, on: true, both: "both", all: "all" };
   var EXPERT_WORDS = { off: "no: every expert split over the group", on: "yes: whole experts on each device",
-    both: "both, each layout beside its twin" };
+    both: "both, each layout beside its twin", all: "both, and attention data-parallel (adp) beside them" };
   // The all-reduce choices of lib.collectives.engine, in words.
   var ALLREDUCE_WORDS = { engine: "the engine's own kernels where vLLM runs them, else NCCL", nccl: "always NCCL" };
 
@@ -537,8 +537,8 @@
         var th = document.createElement("th");
         th.scope = "row";
         th.setAttribute("data-output", "layout");
-        th.innerHTML = "<span class=\"pl-layout\">" + (r.expertParallel ? "ep" : "tp") + r.tp + " · pp" + r.pp + " · dp" +
-          r.dp + "</span>";
+        th.innerHTML = "<span class=\"pl-layout\">" + (r.attentionDp ? "adp" + r.tp + " · " : "") +
+          (r.expertParallel ? "ep" : "tp") + r.tp + " · pp" + r.pp + " · dp" + r.dp + "</span>";
         if (r === chosen) { th.insertAdjacentHTML("beforeend", " <strong class=\"pl-badge\">best</strong>"); }
         var mapButton = document.createElement("button");
         mapButton.type = "button";
@@ -564,22 +564,25 @@
         if (showCost) { cell(tr, "cost_per_million_tokens", r.costPerMillionTokens, fmt(r.costPerMillionTokens)); }
         var note = r.reason ? r.reason.charAt(0).toUpperCase() + r.reason.slice(1) + "." :
           "Fits; each decode step is " + r.bound + "-bound" +
-          (r.tp > 1 ? ", all-reduces " + (100 * r.communicationShare).toFixed(0) + " % of the slowest stage" : "") + ".";
+          (r.tp > 1 ? (r.attentionDp ? ", expert exchanges " : ", all-reduces ") + (100 * r.communicationShare).toFixed(0) +
+            " % of the slowest stage" : "") + ".";
         cell(tr, "note", null, note).classList.add("pl-note-cell");
         tbody.appendChild(tr);
       });
     }
 
-    // lib.serving.command.vllm_command for a row (no attention data parallelism on this page). A model
-    // without a Hugging Face id (a custom one) gets a placeholder.
+    // lib.serving.command.vllm_command for a row (attention-DP: the group's devices are data-parallel ranks,
+    // the line one group's). A model without a Hugging Face id (a custom one) gets a placeholder.
     function vllmCommand(s, row) {
       var e = s.engine, quantization = D.serving.quantization[e.weight_format];
-      var words = ["vllm", "serve", s.config.hf_id || "YOUR-ORG/YOUR-MODEL", "--tensor-parallel-size", row.tp,
-        "--pipeline-parallel-size", row.pp, "--data-parallel-size", row.dp];
+      var words = ["vllm", "serve", s.config.hf_id || "YOUR-ORG/YOUR-MODEL", "--tensor-parallel-size",
+        row.attentionDp ? 1 : row.tp, "--pipeline-parallel-size", row.pp, "--data-parallel-size",
+        row.attentionDp ? row.tp : row.dp];
       if (quantization) { words.push("--quantization", quantization); }
       words.push("--kv-cache-dtype", e.kv_format === "fp8" ? "fp8" : "auto", "--max-num-seqs", e.max_num_seqs,
         "--max-num-batched-tokens", e.max_num_batched_tokens, "--gpu-memory-utilization", e.gpu_memory_utilization);
       if (row.expertParallel) { words.push("--enable-expert-parallel"); }
+      if (row.attentionDp) { words.push("--all2all-backend", D.serving.all2all_backend[e.expert_exchange]); }
       if (!e.cuda_graphs) { words.push("--enforce-eager"); }
       if (e.allreduce === "nccl") { words.push("--disable-custom-all-reduce"); }
       return words.join(" ");
@@ -589,7 +592,7 @@
     function drawMap(s, row) {
       var figure = document.getElementById("pl-map");
       if (!figure || !row || !window.PlannerMap) { return; }
-      var layout = { tp: row.tp, pp: row.pp, dp: row.dp, name: row.name };
+      var layout = { tp: row.tp, pp: row.pp, dp: row.dp, adp: row.attentionDp, name: row.name };
       window.PlannerMap.draw(figure, window.PlannerMap.data(s.config.layers, layout, s.cluster.devicesPerNode,
                                                             s.cluster.link, s.cluster.interLink));
     }

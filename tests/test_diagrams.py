@@ -18,7 +18,8 @@ from lib import diagrams  # noqa: E402
 from lib.collectives import engine_allreduce, kernel_for  # noqa: E402
 from lib.diagrams._draw import MAX_WIDTH, MIN_FONT  # noqa: E402
 from lib.serving import Cluster, Layout, hop_time, layouts, stage_layers, stage_weight_bytes  # noqa: E402
-from lib.serving.operators import tp_allreduce  # noqa: E402
+from lib.serving.engine import configure  # noqa: E402
+from lib.serving.operators import pass_work, tp_allreduce  # noqa: E402
 from lib.serving.step import _hop_links  # noqa: E402
 from lib.transformer import PRESETS, valid_tp_degrees  # noqa: E402
 
@@ -168,6 +169,27 @@ def test_expert_parallel_gpus_hold_whole_experts():
     assert all(g["expert_share"] == 1.0 and g["mlp_columns"] == [0, MIXTRAL.ffn_hidden] for g in m["gpus"])
 
 
+def test_attention_data_parallel_groups_exchange_tokens_around_the_experts():
+    """adp16 on two servers: every GPU holds all the heads, the group's exchange crosses the network, and one
+    stage's exchanges take what lib.serving prices for them."""
+    deepseek, layout, cluster = PRESETS["deepseek-v3"], Layout(16, 1, 1, True, True), Cluster("h200")
+    m = diagrams.device_map_data(deepseek, layout, cluster, tokens=64)
+    assert m["attention_dp"] and m["layout"] == "adp16-ep16-pp1-dp1"
+    assert all(g["query_heads"] == [0, deepseek.heads] for g in m["gpus"])
+    assert [g["experts"] for g in m["gpus"][:2]] == [[0, 16], [16, 32]]
+    (exchange,) = m["collectives"]
+    assert exchange["kind"] == "expert exchange" and exchange["across_servers"] and exchange["link_slug"] == "ib-ndr"
+    assert exchange["per_token"] == 2 * deepseek.moe_layers
+    priced = pass_work(deepseek, cluster, layout, 0, configure("h200"), decode=64).communication_time
+    assert exchange["time"] * exchange["per_token"] / 2 == pytest.approx(priced)
+    assert "expert exchange across servers over InfiniBand NDR" in m["alt"]
+    fig = diagrams.device_map(deepseek, layout, cluster, tokens=64)
+    try:
+        assert "all heads, own seqs" in " ".join(_texts(fig))
+    finally:
+        plt.close(fig)
+
+
 def test_the_message_follows_tokens_and_the_kernel_with_it():
     small = diagrams.device_map_data(LLAMA70, Layout(tp=8), H100, tokens=1)
     large = diagrams.device_map_data(LLAMA70, Layout(tp=8), H100, tokens=64)
@@ -197,8 +219,8 @@ def test_a_changed_layout_changes_the_map():
 def test_the_data_shape_is_the_documented_one():
     m = diagrams.device_map_data(LLAMA70, Layout(tp=2, pp=2, dp=2), H100)
     assert m["version"] == diagrams.DEVICE_MAP_VERSION == 1
-    assert set(m) == {"version", "model", "layout", "tp", "pp", "dp", "expert_parallel", "tokens", "message_bytes",
-                      "cluster", "servers", "replicas", "gpus", "collectives", "alt"}
+    assert set(m) == {"version", "model", "layout", "tp", "pp", "dp", "expert_parallel", "attention_dp", "tokens",
+                      "message_bytes", "cluster", "servers", "replicas", "gpus", "collectives", "alt"}
     assert set(m["cluster"]) == {"device", "devices_per_node", "servers", "nics_per_node", "link", "link_slug",
                                  "link_kind", "inter_link", "inter_link_slug", "inter_link_kind"}
     assert set(m["gpus"][0]) == {"gpu", "server", "slot", "replica", "stage", "tp_rank", "layers", "layer_count",
@@ -223,6 +245,7 @@ def test_the_data_shape_is_the_documented_one():
      "layout"),
     (lambda: diagrams.device_map_data(LLAMA8, Layout(expert_parallel=True, tp=2), H100), "layout"),
     (lambda: diagrams.device_map_data(LLAMA8, (2, 2, 2), H100), "layout"),
+    (lambda: diagrams.shard(MIXTRAL, 4, 0, attention_dp=True), "attention_dp"),
     (lambda: diagrams.device_map_data(LLAMA8, Layout(), "h100-sxm"), "cluster"),
     (lambda: diagrams.device_map_data("llama-3-8b", Layout(), H100), "config"),
     (lambda: diagrams.device_map_data(LLAMA8, Layout(), H100, tokens=0), "tokens"),

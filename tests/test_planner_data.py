@@ -86,7 +86,7 @@ def test_engine_defaults_constants_and_formats():
     engine = data["engine"]
     fields = {f.name: f.default for f in dataclasses.fields(serving.Engine)}
     assert engine["defaults"] == {name: fields[name] for name in planner_data.ENGINE_FIELDS}
-    assert set(planner_data.ENGINE_FIELDS) == set(fields) - {"expert_exchange"}  # attention-DP only, not on the page
+    assert set(planner_data.ENGINE_FIELDS) == set(fields)
     assert engine["layer_overhead"] == serving_engine.LAYER_OVERHEAD
     assert engine["eager_layer_launch"] == serving_engine.EAGER_LAYER_LAUNCH
     assert engine["non_torch_bytes"] == [serving_engine.NON_TORCH_BYTES[1], serving_engine.NON_TORCH_BYTES[2]]
@@ -143,6 +143,19 @@ def test_engine_allreduce_rules_and_expert_spread():
     assert set(spread) == {str(d) for d in wanted}
     for d in (1, 2, 8, 64, 256):
         assert spread[str(d)] == experts.expected_max_normal(d)
+
+
+def test_what_attention_data_parallel_layouts_need():
+    """MLA's latent widths and the shared experts of DeepSeek-V3 and Qwen3, the engine's expert exchange and
+    vLLM's flag for it: the page prices and writes adp layouts (expert_parallel="all") from these."""
+    data = planner_data.planner_data()
+    deepseek, qwen = data["presets"]["deepseek-v3"], data["presets"]["qwen3-235b-a22b"]
+    assert (deepseek["kv_lora_rank"], deepseek["rope_head_dim"], deepseek["q_lora_rank"]) == (512, 64, 1536)
+    assert deepseek["shared_experts"] == 1 and deepseek["dense_layers"] == 3
+    assert qwen["experts"] == transformer.PRESETS["qwen3-235b-a22b"].experts and qwen["kv_lora_rank"] == 0
+    assert data["engine"]["defaults"]["expert_exchange"] == serving.Engine().expert_exchange
+    assert data["serving"]["all2all_backend"] == serving.command.ALL2ALL_BACKEND
+    assert data["serving"]["quantization"] == serving.command.QUANTIZATION
 
 
 def test_tuning_constants_is_a_copy():

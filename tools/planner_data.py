@@ -65,8 +65,9 @@ UNITS = ("GB", "GiB", "TB", "TFLOPS", "ms")
 PLAN_DEFAULTS = ("devices_per_node", "link", "inter_link", "nics_per_node", "prefix_hit_rate", "expert_parallel",
                  "percentile")
 #: Fields of ``lib.serving.Engine`` whose defaults the page starts from (``None``: set by the device).
-ENGINE_FIELDS = ("weight_format", "kv_format", "allreduce", "cuda_graphs", "memory_efficiency", "compute_efficiency",
-                 "layer_overhead", "step_overhead", "max_num_seqs", "max_num_batched_tokens", "gpu_memory_utilization")
+ENGINE_FIELDS = ("weight_format", "kv_format", "allreduce", "expert_exchange", "cuda_graphs", "memory_efficiency",
+                 "compute_efficiency", "layer_overhead", "step_overhead", "max_num_seqs", "max_num_batched_tokens",
+                 "gpu_memory_utilization")
 
 
 def _pick(record: Any, fields: tuple[str, ...]) -> dict:
@@ -170,6 +171,7 @@ def planner_data() -> dict:
             "plan_defaults": _defaults(serving.plan, PLAN_DEFAULTS),
             "frontier_batches": list(_defaults(serving.frontier, ("batches",))["batches"]),
             "quantization": serving.command.QUANTIZATION,
+            "all2all_backend": serving.command.ALL2ALL_BACKEND,
         },
         "units": {name: getattr(units, name) for name in UNITS},
     }

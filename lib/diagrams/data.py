@@ -13,12 +13,12 @@ from __future__ import annotations
 from typing import Any
 
 from lib import _checks
-from lib.collectives import ALLREDUCE_CHOICES, engine_allreduce, send_time
+from lib.collectives import ALLREDUCE_CHOICES, best_collective_time, engine_allreduce, send_time
 from lib.experts import route
 from lib.hardware import LINKS
 from lib.serving.layout import Cluster, Layout, check_layout, stage_layers
 from lib.serving.memory import stage_weight_bytes
-from lib.serving.operators import ACTIVATION_BYTES
+from lib.serving.operators import ACTIVATION_BYTES, expert_exchange
 from lib.serving.step import _hop_links
 from lib.transformer import ModelConfig, check_tp_degree, parameter_breakdown, tp_bytes_per_collective
 
@@ -64,7 +64,7 @@ def _piece(count: int, parts: int, index: int) -> list[int]:
     return [index * count // parts, (index + 1) * count // parts]
 
 
-def shard(config: ModelConfig, tp: int, rank: int, expert_parallel: bool = False) -> dict:
+def shard(config: ModelConfig, tp: int, rank: int, expert_parallel: bool = False, attention_dp: bool = False) -> dict:
     """What tensor-parallel rank ``rank`` of ``tp`` holds of every layer.
 
     Query heads and MLP columns are cut evenly (Megatron-LM; vLLM's
@@ -73,29 +73,35 @@ def shard(config: ModelConfig, tp: int, rank: int, expert_parallel: bool = False
     (``kv_copies`` ranks share it). The MLP's down projection takes the
     same rows as the up projection's columns. With ``expert_parallel`` each
     rank holds ``experts / tp`` whole experts (every column of them);
-    otherwise a ``1/tp`` slice of every expert.
+    otherwise a ``1/tp`` slice of every expert. With ``attention_dp`` (and
+    ``expert_parallel``) every rank holds every head: attention runs
+    data-parallel, each rank over its own sequences.
 
     >>> from lib.transformer import PRESETS
     >>> shard(PRESETS["llama-3-70b"], 16, 3)["kv_heads"], shard(PRESETS["llama-3-70b"], 16, 3)["kv_copies"]
     ([1, 2], 2)
     >>> shard(PRESETS["mixtral-8x7b"], 4, 1, expert_parallel=True)["experts"]
     [2, 4]
+    >>> [shard(PRESETS["deepseek-v3"], 8, 1, True, True)[k] for k in ("query_heads", "experts")]
+    [[0, 128], [32, 64]]
     """
     config = _config(config)
     k = check_tp_degree(config, tp, "tp")
     r = _checks.scalar_count("rank", rank, minimum=0)
     if r >= k:
         raise ValueError(f"rank must be below tp ({k}), got {rank!r}")
-    if expert_parallel:
-        check_layout(config, Layout(tp=k, expert_parallel=True))
-    if k <= config.kv_heads:
+    if expert_parallel or attention_dp:
+        check_layout(config, Layout(tp=k, expert_parallel=expert_parallel, attention_dp=attention_dp))
+    if attention_dp:
+        kv, copies = [0, config.kv_heads], 1
+    elif k <= config.kv_heads:
         kv, copies = _piece(config.kv_heads, k, r), 1
     else:
         head = r * config.kv_heads // k
         kv, copies = [head, head + 1], k // config.kv_heads
     whole = bool(expert_parallel)
     return {
-        "query_heads": _piece(config.heads, k, r),
+        "query_heads": [0, config.heads] if attention_dp else _piece(config.heads, k, r),
         "kv_heads": kv,
         "kv_copies": copies,
         "mlp_columns": [0, config.ffn_hidden] if whole else _piece(config.ffn_hidden, k, r),
@@ -243,12 +249,17 @@ def device_map_data(config: ModelConfig, layout: Layout, cluster: Cluster, token
     ``tokens`` hidden vectors (vLLM's one- or two-shot inside a server,
     NCCL across servers or on PCIe; ``allreduce="nccl"`` forces NCCL); a
     pipeline hop crosses the link :func:`lib.serving.hop_time` prices it
-    with. Replicas exchange nothing.
+    with. With attention run data-parallel (``layout.attention_dp``) every
+    GPU of a group holds all the heads and the group exchanges tokens
+    around each routed layer instead: an all-gather and a reduce-scatter of
+    the group's hidden states (:func:`lib.serving.expert_exchange`, vLLM's
+    default), over the network when the group spans servers. Replicas
+    exchange nothing.
 
     Returns a dict (version :data:`DEVICE_MAP_VERSION`; every value is
     plain JSON)::
 
-        version, model, layout, tp, pp, dp, expert_parallel, tokens, message_bytes, alt
+        version, model, layout, tp, pp, dp, expert_parallel, attention_dp, tokens, message_bytes, alt
         cluster: {device, devices_per_node, servers, nics_per_node,
                   link, link_slug, link_kind, inter_link, inter_link_slug, inter_link_kind}
         servers: [{server, slots, gpus: [gpu, ...]}]        # slots beyond the layout are idle
@@ -259,13 +270,16 @@ def device_map_data(config: ModelConfig, layout: Layout, cluster: Cluster, token
                 weight_bytes}]
         collectives: [{kind: "all-reduce", purpose: "tensor parallel", replica, stage, gpus, servers,
                        across_servers, link, link_slug, link_kind, kernel, message_bytes, time, per_token},
+                      {kind: "expert exchange", purpose: "attention data parallel", replica, stage, gpus,
+                       servers, across_servers, link, link_slug, link_kind, kernel, message_bytes, time, per_token},
                       {kind: "send", purpose: "pipeline hop", replica, from_stage, to_stage,
                        from_gpus, to_gpus, across_servers, link, link_slug, link_kind, message_bytes, time}]
 
     ``link`` is the link that sets a collective's cost (the network when it
     spans servers); ``time`` is in seconds, ``weight_bytes`` in bytes (one
     GPU's weights in ``weight_format``); ``per_token`` counts the group's
-    all-reduces per token (two per layer of its stage).
+    all-reduces per token (two per layer of its stage), or its exchanges
+    (two per routed layer), whose ``time`` is the pair's.
 
     >>> from lib.transformer import PRESETS
     >>> m = device_map_data(PRESETS["llama-3-70b"], Layout(tp=2, pp=2, dp=2), Cluster("h100-sxm"))
@@ -298,7 +312,8 @@ def device_map_data(config: ModelConfig, layout: Layout, cluster: Cluster, token
         rank, stage, replica = g % tp, g // tp % pp, g // (tp * pp)
         gpus.append(dict(gpu=g, server=cluster.node(g), slot=g % per_node, replica=replica, stage=stage, tp_rank=rank,
                          **{k: v for k, v in _stage(pp, stage, counts).items() if k != "stage"},
-                         **shard(config, tp, rank, layout.expert_parallel), weight_bytes=float(weights[stage])))
+                         **shard(config, tp, rank, layout.expert_parallel, layout.attention_dp),
+                         weight_bytes=float(weights[stage])))
     servers = [{"server": s, "slots": per_node, "gpus": [g["gpu"] for g in gpus if g["server"] == s]}
                for s in range(-(-layout.devices // per_node))]
 
@@ -315,13 +330,21 @@ def device_map_data(config: ModelConfig, layout: Layout, cluster: Cluster, token
             members = group(r, s)
             if tp > 1:
                 nodes = where(members)
+                placed = dict(replica=r, stage=s, gpus=members, servers=nodes, across_servers=len(nodes) > 1,
+                              **_link(cluster.inter_link if len(nodes) > 1 else cluster.link), message_bytes=message)
+                if layout.attention_dp:
+                    start, stop = _stage(pp, s, counts)["layers"]
+                    time = sum(float(best_collective_time(kind, size, tp, cluster.link, len(nodes), cluster.inter_link,
+                                                          cluster.nics_per_node))
+                               for kind, size in expert_exchange(config, "allgather_reducescatter", n, n))
+                    collectives.append(dict(kind="expert exchange", purpose="attention data parallel", **placed,
+                                            kernel="all-gather + reduce-scatter", time=time,
+                                            per_token=2 * max(0, stop - max(start, config.dense_layers))))
+                    continue
                 kernel = engine_allreduce(message, tp, cluster.link, len(nodes), cluster.inter_link,
                                           cluster.nics_per_node, allreduce)
-                collectives.append(dict(kind="all-reduce", purpose="tensor parallel", replica=r, stage=s,
-                                        gpus=members, servers=nodes, across_servers=len(nodes) > 1,
-                                        **_link(cluster.inter_link if len(nodes) > 1 else cluster.link),
-                                        kernel=str(kernel.kernel), message_bytes=message, time=float(kernel.time),
-                                        per_token=2 * counts[s]))
+                collectives.append(dict(kind="all-reduce", purpose="tensor parallel", **placed,
+                                        kernel=str(kernel.kernel), time=float(kernel.time), per_token=2 * counts[s]))
         for b, link in enumerate(_hop_links(cluster, layout, r)):
             sender, receiver = group(r, b), group(r, b + 1)
             collectives.append(dict(kind="send", purpose="pipeline hop", replica=r, from_stage=b, to_stage=b + 1,
@@ -331,7 +354,8 @@ def device_map_data(config: ModelConfig, layout: Layout, cluster: Cluster, token
     replicas = [{"replica": r, "gpus": [g for s in range(pp) for g in group(r, s)],
                  "servers": where([g for s in range(pp) for g in group(r, s)])} for r in range(layout.dp)]
     data = {"version": DEVICE_MAP_VERSION, "model": config.name, "layout": layout.name, "tp": tp, "pp": pp,
-            "dp": layout.dp, "expert_parallel": layout.expert_parallel, "tokens": n, "message_bytes": message,
+            "dp": layout.dp, "expert_parallel": layout.expert_parallel, "attention_dp": layout.attention_dp,
+            "tokens": n, "message_bytes": message,
             "cluster": {"device": cluster.device.name, "devices_per_node": per_node, "servers": len(servers),
                         "nics_per_node": cluster.nics_per_node, **_link(cluster.link),
                         **{f"inter_{k}": v for k, v in _link(cluster.inter_link).items()}},
@@ -356,7 +380,8 @@ def _device_map_alt(data: dict) -> str:
         key = (col["purpose"], col["link"], col.get("kernel"), col["across_servers"])
         kinds[key] = kinds.get(key, 0) + 1
     for (purpose, link, kernel, across), count in kinds.items():
-        what = "tensor-parallel all-reduce" if purpose == "tensor parallel" else "pipeline hop"
+        what = {"tensor parallel": "tensor-parallel all-reduce", "attention data parallel": "expert exchange"}.get(
+            purpose, "pipeline hop")
         parts.append(f"{count} {what}{'s' if count > 1 else ''} {'across servers over' if across else 'over'} {link}"
                      + (f", kernel {kernel}." if kernel else "."))
     if data["dp"] > 1:

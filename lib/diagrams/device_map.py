@@ -37,7 +37,9 @@ def _gpu_lines(gpu: dict, data: dict) -> list[str]:
     extras = [part for part, has in (("embedding", gpu["embedding"]), ("output head", gpu["head"])) if has]
     if data["pp"] > 1 and extras:
         lines.append("+ " + " & ".join(extras))
-    if data["tp"] > 1:
+    if data["attention_dp"]:
+        lines.append("all heads, own seqs")
+    elif data["tp"] > 1:
         heads = span(*gpu["query_heads"], "q heads")
         lines += ([heads, f"copy of {span(*gpu['kv_heads'], 'KV heads')}"] if gpu["kv_copies"] > 1
                   else [f"{heads} · {span(*gpu['kv_heads'], 'KV')}"])
@@ -119,7 +121,7 @@ def device_map(config: ModelConfig, layout: Layout, cluster: Cluster, tokens: in
         label(ax, x + gpu_w / 2, y + gpu_h - 0.17, text[0], weight="bold")
         label(ax, x + gpu_w / 2, y + gpu_h - 0.27, "\n".join(text[1:]), va="top", linespacing=1.25)
     for col in data["collectives"]:
-        if col["kind"] == "all-reduce":
+        if col["kind"] != "send":
             _draw_allreduce(ax, col, data, cells, gpu_w, gpu_h, band)
         else:
             _draw_hop(ax, col, data, cells, gpu_w, gpu_h, band)
@@ -155,7 +157,8 @@ def _draw_allreduce(ax, col: dict, data: dict, cells: dict, gpu_w: float, gpu_h:
     for x0, y0, x1, y1 in parts.values():
         box(ax, x0 - 0.05, y0 - band, x1 - x0 + 0.1, y1 - y0 + band + 0.05, face="none", edge=_COMM, lw=2.0,
             radius=0.08, z=3)
-        label(ax, (x0 + x1) / 2, y0 - band / 2 - 0.02, f"all-reduce · {where} · {col['kernel']}", color=_COMM)
+        name = "all-reduce · " if col["kind"] == "all-reduce" else ""
+        label(ax, (x0 + x1) / 2, y0 - band / 2 - 0.02, f"{name}{where} · {col['kernel']}", color=_COMM)
     if len(parts) > 1:
         boxes = list(parts.values())
         for upper, lower in zip(boxes, boxes[1:]):
@@ -197,6 +200,9 @@ def _legend_lines(data: dict) -> list[tuple[str, str]]:
         if col["kind"] == "all-reduce":
             rows.append(("outline", f"tensor-parallel all-reduce, 2 per layer: {_message(data)} over "
                          f"{short_link(col['link'])}, {col['kernel']} ({us})"))
+        elif col["kind"] == "expert exchange":
+            rows.append(("outline", f"expert exchange, 2 per routed layer: {_message(data)} over "
+                         f"{short_link(col['link'])} ({us})"))
         else:
             rows.append(("arrow", f"pipeline hop, 1 per stage boundary: {_message(data)} over "
                          f"{short_link(col['link'])}{' between servers' if col['across_servers'] else ''} ({us})"))

@@ -147,7 +147,8 @@ def lib_arguments(q: dict[str, str]) -> tuple[tuple, dict]:
     options = dict(devices_per_node=int(q["devices_per_node"]), link=q.get("link"), inter_link=q.get("inter_link"),
                    nics_per_node=int(q["nics_per_node"]) if "nics_per_node" in q else None,
                    prefix_hit_rate=float(q.get("prefix_hit_rate", 0)),
-                   expert_parallel={"on": True, "both": "both"}.get(q.get("expert_parallel", "off"), False),
+                   expert_parallel={"on": True, "both": "both", "all": "all"}.get(q.get("expert_parallel", "off"),
+                                                                                   False),
                    ttft_limit=limit("ttft_limit_ms"), tpot_limit=limit("tpot_limit_ms"),
                    price_per_device_hour=float(q["price_per_device_hour"]) if "price_per_device_hour" in q else None)
     # Engine fields: what the link leaves out keeps Engine's default (None: the device's).
@@ -168,14 +169,15 @@ def lib_arguments(q: dict[str, str]) -> tuple[tuple, dict]:
             int(q["output_tokens"])), options
 
 
-def scenarios(count: int, seed: int = 20260) -> list[dict[str, str]]:
-    """``count`` random scenarios that lib.serving.plan accepts (see test_uneven_groups_are_left_out_like_lib)."""
+def scenarios(count: int, seed: int = 20260, draw=None) -> list[dict[str, str]]:
+    """``count`` random scenarios that lib.serving.plan accepts (see test_uneven_groups_are_left_out_like_lib),
+    each ``draw(rng, found)`` (by default :func:`random_scenario`), ``found`` the number accepted so far."""
     rng = random.Random(seed)
     found = []
     for _ in range(200 * count):
         if len(found) == count:
             return found
-        q = random_scenario(rng)
+        q = draw(rng, len(found)) if draw else random_scenario(rng)
         args, options = lib_arguments(q)
         try:
             plan(*args, **options)
@@ -249,7 +251,11 @@ def test_scenarios_cover_the_cases_the_issue_names():
 
 @pytest.mark.parametrize("index", range(RANDOM_SCENARIOS))
 def test_page_agrees_with_lib(tab, index):
-    q = SCENARIOS[index]
+    assert_page_agrees(tab, SCENARIOS[index], f"scenario {index}")
+
+
+def assert_page_agrees(tab, q: dict[str, str], label: str) -> None:
+    """Open scenario ``q`` and compare every row the page shows, and its summary, with lib.serving.plan's."""
     args, options = lib_arguments(q)
     rows = plan(*args, **options)
     chosen = best(rows)
@@ -257,7 +263,7 @@ def test_page_agrees_with_lib(tab, index):
     shown = page.evaluate(READ_ROWS)
     assert [r["layout"] for r in shown] == [row.name for row in rows], q
     for row, got in zip(rows, shown):
-        where = f"scenario {index} {query(q)}, {row.name}"
+        where = f"{label} {query(q)}, {row.name}"
         cells = got["cells"]
         assert got["best"] == (chosen is not None and row.name == chosen.name), where
         assert cells["fits"]["text"] == ("yes" if row.fits else "no"), where

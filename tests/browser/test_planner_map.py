@@ -25,9 +25,9 @@ GPU_FIELDS = ("gpu", "server", "slot", "replica", "stage", "tp_rank", "layers")
 
 
 def layout_of(name: str) -> Layout:
-    """``Layout`` from a name such as ``tp2-pp2-dp2`` or ``ep4-pp1-dp2``."""
-    kind, tp, pp, dp = re.fullmatch(r"(tp|ep)(\d+)-pp(\d+)-dp(\d+)", name).groups()
-    return Layout(tp=int(tp), pp=int(pp), dp=int(dp), expert_parallel=kind == "ep")
+    """``Layout`` from a name such as ``tp2-pp2-dp2``, ``ep4-pp1-dp2`` or ``adp8-ep8-pp1-dp2``."""
+    adp, kind, tp, pp, dp = re.fullmatch(r"(adp\d+-)?(tp|ep)(\d+)-pp(\d+)-dp(\d+)", name).groups()
+    return Layout(tp=int(tp), pp=int(pp), dp=int(dp), expert_parallel=kind == "ep", attention_dp=adp is not None)
 
 
 def drawn(page) -> dict:
@@ -37,11 +37,12 @@ def drawn(page) -> dict:
 
 def assert_same_as_lib(shown: dict, model: str, device: str, per_node: int) -> None:
     lib = device_map_data(PRESETS[model], layout_of(shown["layout"]), Cluster(device, per_node))
+    assert shown["layout"] == lib["layout"]
     assert [{k: g[k] for k in GPU_FIELDS} for g in shown["gpus"]] == \
         [{k: list(g[k]) if k == "layers" else g[k] for k in GPU_FIELDS} for g in lib["gpus"]]
     assert len(shown["collectives"]) == len(lib["collectives"])
     for mine, theirs in zip(shown["collectives"], lib["collectives"]):
-        members = ("gpus",) if theirs["kind"] == "all-reduce" else ("from_gpus", "to_gpus")
+        members = ("from_gpus", "to_gpus") if theirs["kind"] == "send" else ("gpus",)
         assert mine["kind"] == theirs["kind"] and mine["across_servers"] == theirs["across_servers"]
         assert all(mine[key] == theirs[key] for key in members), (mine, theirs)
         assert mine["link"]["slug"] == theirs["link_slug"], (mine, theirs)
@@ -52,7 +53,9 @@ def assert_same_as_lib(shown: dict, model: str, device: str, per_node: int) -> N
          prompt_tokens="1024", output_tokens="256"),
     dict(model="llama-3.1-405b", device="h100-sxm", devices="16", devices_per_node="8", batch="64",
          prompt_tokens="1024", output_tokens="256"),
-], ids=["one server", "two servers"])
+    dict(model="deepseek-v3", device="h200", devices="16", devices_per_node="8", batch="64", prompt_tokens="1024",
+         output_tokens="2048", weight_format="fp8", ttft_limit_ms="1000", tpot_limit_ms="50", expert_parallel="all"),
+], ids=["one server", "two servers", "attention data-parallel"])
 def test_the_map_is_the_best_rows_and_follows_a_clicked_row(context, base_url, scenario):
     page, visit = open_page(context, base_url + PAGE + query(scenario))
     page.wait_for_selector("tr[data-layout]")
