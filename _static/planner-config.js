@@ -27,7 +27,9 @@
     if (typeof x === "boolean") { return x ? "True" : "False"; }
     if (typeof x === "string") { return "'" + x.replace(/\\/g, "\\\\").replace(/'/g, "\\'") + "'"; }
     if (Array.isArray(x)) { return "[" + x.map(repr).join(", ") + "]"; }
-    if (typeof x === "object") { return "{" + Object.keys(x).map(function (k) { return repr(k) + ": " + repr(x[k]); }).join(", ") + "}"; }
+    if (typeof x === "object") {
+      return "{" + Object.keys(x).map(function (k) { return repr(k) + ": " + repr(x[k]); }).join(", ") + "}";
+    }
     return String(x);
   }
 
@@ -48,7 +50,9 @@
 
   /* _whole */
   function whole(name, value) {
-    if (typeof value !== "number" || !Number.isInteger(value)) { fail(name + " must be a whole number, got " + repr(value)); }
+    if (typeof value !== "number" || !Number.isInteger(value)) {
+      fail(name + " must be a whole number, got " + repr(value));
+    }
     return value;
   }
 
