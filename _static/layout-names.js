@@ -3,8 +3,9 @@
  *
  * A browser may break a line after any hyphen, so a narrow table cell showed
  * "tp1- / pp1- / dp8". This wraps each name in the page (prose, tables, code
- * and outputs alike, but not maths) in <span class="layout-name">, which
- * fit.css keeps on one line, also in what a script adds to the page later.
+ * and outputs alike, but not maths, nor SVG text, which never wraps and where
+ * a span would show nothing) in <span class="layout-name">, which fit.css
+ * keeps on one line, also in what a script adds to the page later.
  * tests/browser/test_layout.py checks every page.
  */
 (function () {
@@ -12,7 +13,7 @@
 
   // Two or more parts of a parallelism (tp, pp, dp, ep) with their degree, joined by - or ·.
   var NAME = /\b(?:tp|pp|dp|ep)\d+(?:[-·](?:tp|pp|dp|ep)\d+)+\b/g;
-  var SKIP = "script, style, textarea, mjx-container, .math, .layout-name";
+  var SKIP = "script, style, textarea, svg, mjx-container, .math, .layout-name";
 
   function wrap(node) {
     var text = node.data;

@@ -73,6 +73,13 @@
     };
   }
 
+  /* parameter_count: ParameterBreakdown.total(), every expert counted */
+  function parameterCount(c) {
+    var p = breakdown(c), attention = p.attention_qo + p.attention_kv + p.attention_replicated;
+    return (c.layers - c.dense_layers) * (attention + c.experts * p.mlp + p.shared_mlp + p.router + p.norms) +
+      c.dense_layers * (attention + p.dense_mlp + p.norms) + p.embedding + p.head + p.final_norm;
+  }
+
   /* k in valid_tp_degrees(config, k, replicate_kv=True) (check_tp_degree). */
   function tpAllowed(c, k) {
     if (c.heads % k || c.ffn_hidden % k) { return false; }
@@ -613,7 +620,7 @@
   window.PlannerModel = { plan: plan, best: best, frontier: frontier, layouts: layouts, resolveEngine: function (d, f) {
     load();
     return resolveEngine(d, f);
-  }, missingGroups: missingGroups, stageLayers: stageLayers,
+  }, missingGroups: missingGroups, stageLayers: stageLayers, parameterCount: parameterCount, layoutName: layoutName,
     // For planner-capacity.js (lib.serving.capacity calls these of lib.serving.step and memory).
     decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity, replicaLimits: replicaLimits };
 }());

@@ -6,8 +6,9 @@
  * plan's rows, best and frontier. Plain JavaScript, no library, nothing fetched: the page works
  * offline. Every number comes from window.PLANNER_DATA, which tools/planner_data.py writes from
  * lib at build time; the formulas are planner-model.js (lib.serving), planner-capacity.js
- * (lib.serving.capacity) and planner-collectives.js (lib.collectives), which
- * tests/browser/test_planner.py holds to lib.serving.plan.
+ * (lib.serving.capacity), planner-sizing.js (lib.serving.size), planner-collectives.js
+ * (lib.collectives) and planner-config.js (lib.transformer.from_hf_config), which the tests in
+ * tests/browser/test_planner*.py hold to lib.
  */
 (function () {
   "use strict";
@@ -29,6 +30,8 @@
   var MODEL_FIELDS = ["layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts", "top_k"];
   var MODEL_KEYS = { layers: "layers", hidden: "hidden", heads: "heads", kv_heads: "kv_heads", ffn_hidden: "ffn_hidden",
     vocab: "vocab", experts: "experts", top_k: "experts_per_token" };
+  // A custom model's switches (ModelConfig's qkv_bias and tied_embeddings), checkboxes.
+  var MODEL_FLAGS = ["qkv_bias", "tied_embeddings"];
   var DEVICE_FIELDS = ["memory_GiB", "bandwidth_TBps", "flops_TFLOPS"];
 
   // name -> rule. "count": whole number >= min (<= max); "positive"/"nonnegative"/"fraction"/"share": numbers;
@@ -47,6 +50,7 @@
     ttft_limit_ms: { rule: "positive", optional: true, max: 1e12 },
     tpot_limit_ms: { rule: "positive", optional: true, max: 1e12 },
     price_per_device_hour: { rule: "nonnegative", optional: true, max: 1e12 },
+    rate: { rule: "positive", optional: true, max: 1e9 }, max_devices: { rule: "count", min: 1, max: 4096 },
     prefix_hit_rate: { rule: "share" }, percentile: { rule: "open" },
     memory_efficiency: { rule: "fraction" }, compute_efficiency: { rule: "fraction" },
     gpu_memory_utilization: { rule: "fraction" },
@@ -56,7 +60,7 @@
   };
   var SELECTS = ["model", "device", "link", "inter_link", "weight_format", "kv_format", "allreduce", "expert_parallel"];
   // Checkboxes: on or off. Their defaults (Engine's cuda_graphs) are set in init().
-  var CHECKS = ["cuda_graphs"];
+  var CHECKS = ["cuda_graphs"].concat(MODEL_FLAGS);
   // plan's expert_parallel as the page's select writes it, and in words.
   var EXPERT_MODES = { off: false, on: true, both: "both", all: "all" };
   var EXPERT_WORDS = { off: "no: every expert split over the group", on: "yes: whole experts on each device",
@@ -66,7 +70,7 @@
 
   /* A model or device field counts only when its select says "custom": otherwise the preset's numbers stand. */
   function inactive(name, values) {
-    return (MODEL_FIELDS.indexOf(name) >= 0 && values.model !== "custom") ||
+    return ((MODEL_FIELDS.indexOf(name) >= 0 || MODEL_FLAGS.indexOf(name) >= 0) && values.model !== "custom") ||
       (DEVICE_FIELDS.indexOf(name) >= 0 && values.device !== "custom");
   }
 
@@ -141,6 +145,7 @@
       config = Object.assign({ name: "custom model", gated_mlp: true, qkv_bias: false, tied_embeddings: false },
         D.model_defaults);
       MODEL_FIELDS.forEach(function (f) { config[MODEL_KEYS[f]] = v[f]; });
+      MODEL_FLAGS.forEach(function (f) { config[f] = values[f] === "on"; });
     } else if (model) {
       config = D.presets[model];
     }
@@ -182,7 +187,8 @@
         prefixHitRate: v.prefix_hit_rate,
         ttftLimit: v.ttft_limit_ms === null ? null : v.ttft_limit_ms * MS,
         tpotLimit: v.tpot_limit_ms === null ? null : v.tpot_limit_ms * MS,
-        price: v.price_per_device_hour, expertParallel: expertParallel, percentile: v.percentile
+        price: v.price_per_device_hour, expertParallel: expertParallel, percentile: v.percentile,
+        rate: v.rate, maxDevices: v.max_devices
       }
     };
   }
@@ -233,6 +239,17 @@
     return node;
   }
 
+  // Colours of the layouts in the chart: classes pl-c0 to pl-c9 of planner.css.
+  var PALETTE = 10;
+
+  function overlaps(a, b) {
+    return a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  }
+
+  function inside(a, b) {
+    return a.x >= b.x && a.y >= b.y && a.x + a.width <= b.x + b.width && a.y + a.height <= b.y + b.height;
+  }
+
   /* Log ticks at 1, 2 and 5 times powers of ten inside [lo, hi]. */
   function logTicks(lo, hi) {
     var out = [];
@@ -247,8 +264,7 @@
     var room = svg.parentNode ? svg.parentNode.clientWidth : 0;
     var W = Math.round(Math.max(300, Math.min(720, room || 720)));
     var H = Math.round(Math.max(320, W * 0.62));
-    var M = { left: 62, right: 16, top: 14, legend: W < 480 ? 40 : 22 };
-    M.bottom = 46 + M.legend;
+    var M = { left: 62, right: 16, top: 14 };
     svg.setAttribute("viewBox", "0 0 " + W + " " + H);
     var title = svg.querySelector("title");
     while (svg.lastChild && svg.lastChild !== title) { svg.removeChild(svg.lastChild); }
@@ -270,7 +286,43 @@
       return message("No layout fits " + (targets ? "and meets the targets " : "") + "at any batch " + range +
         ", so there is nothing to plot.");
     }
+    // The legend: rows under the axis label, as many as its items need, clear of the points.
+    var legend = el("g", { "aria-hidden": "true", "class": "pl-legend" });
+    var items = [
+      function (g) { g.appendChild(el("circle", { cx: 6, cy: -4, r: 3.5, "class": "pl-point" })); return "a layout at one batch"; },
+      function (g) { g.appendChild(el("line", { x1: 0, x2: 14, y1: -4, y2: -4, "class": "pl-front" })); return "Pareto frontier"; },
+      function (g) { g.appendChild(el("circle", { cx: 6, cy: -4, r: 5, "class": "pl-now" })); return "batch " + s.batch; },
+      function (g) { g.appendChild(el("path", { d: "M6,-11 l7,7 l-7,7 l-7,-7 z", "class": "pl-best-mark" })); return "best"; }
+    ];
+    if (s.tpotLimit !== null) {
+      items.push(function (g) {
+        g.appendChild(el("line", { x1: 6, x2: 6, y1: -11, y2: 3, "class": "pl-target" }));
+        return "TPOT target";
+      });
+    }
+    if (s.ttftLimit !== null) {  // no axis of this chart is a TTFT: the target only leaves points out
+      items.push(function (g) {
+        g.setAttribute("data-target", "ttft");
+        return "TTFT over " + short(s.ttftLimit / MS) + " ms: left out";
+      });
+    }
+    svg.appendChild(legend);
+    var lx = W < 480 ? 8 : M.left, ly = 0;
+    items.forEach(function (draw) {
+      var g = el("g"), text = el("text", { x: 20, y: 0 }, draw(g));
+      g.appendChild(text);
+      legend.appendChild(g);
+      var width = 38 + text.getComputedTextLength();
+      if (lx + width > W && lx > 8) { lx = W < 480 ? 8 : M.left; ly += 18; }
+      g.setAttribute("transform", "translate(" + lx + "," + ly + ")");
+      lx += width;
+    });
+    M.legend = 22 + ly;
+    M.bottom = 46 + M.legend;
+    legend.setAttribute("transform", "translate(0," + (H - M.legend + 16) + ")");
+
     var xs = all.map(function (p) { return p[0]; }), ys = all.map(function (p) { return p[1]; });
+    if (s.tpotLimit !== null) { xs.push(1 / s.tpotLimit); }
     var x0 = Math.min.apply(null, xs) / 1.3, x1 = Math.max.apply(null, xs) * 1.3;
     var y0 = Math.min.apply(null, ys) / 1.5, y1 = Math.max.apply(null, ys) * 1.5;
     var lx0 = Math.log10(x0), lx1 = Math.log10(x1), ly0 = Math.log10(y0), ly1 = Math.log10(y1);
@@ -295,40 +347,91 @@
       transform: "rotate(-90 15 " + mid + ")" }, "tokens/s per device, log →"));
     svg.appendChild(axes);
 
-    var marks = el("g", { "aria-hidden": "true" });
-    points.forEach(function (p) { marks.appendChild(el("circle", { cx: px(p.user), cy: py(p.device), r: 3, "class": "pl-point" })); });
+    // Each layout in a colour of its own (pl-c0 to pl-c9, then again), named in the key under the chart.
+    var names = [];
+    points.forEach(function (p) { if (names.indexOf(p.name) < 0) { names.push(p.name); } });
+    var colour = function (name) { return "pl-c" + (names.indexOf(name) % PALETTE); };
+    var marks = el("g", { "aria-hidden": "true" }), taken = [], labels = el("g", { "aria-hidden": "true" });
+    var dot = function (x, y, r, cls, name, tip) {
+      var c = el("circle", { cx: x, cy: y, r: r, "class": cls, "data-layout": name });
+      c.appendChild(el("title", {}, tip));
+      marks.appendChild(c);
+      taken.push({ x: x - r, y: y - r, width: 2 * r, height: 2 * r });
+    };
+    if (s.tpotLimit !== null) {  // the TPOT target: points right of it meet it
+      var tx = px(1 / s.tpotLimit);
+      marks.appendChild(el("line", { x1: tx, x2: tx, y1: M.top, y2: H - M.bottom, "class": "pl-target",
+        "data-target": "tpot" }));
+      taken.push({ x: tx - 1, y: M.top, width: 2, height: H - M.top - M.bottom });
+    }
     if (front.length) {
       marks.appendChild(el("polyline", { points: front.map(function (p) { return px(p.user) + "," + py(p.device); }).join(" "),
         "class": "pl-front" }));
-      front.forEach(function (p) { marks.appendChild(el("circle", { cx: px(p.user), cy: py(p.device), r: 4, "class": "pl-front-point" })); });
     }
+    points.forEach(function (p) {
+      dot(px(p.user), py(p.device), front.indexOf(p) >= 0 ? 4.5 : 3.5, "pl-point " + colour(p.name), p.name,
+        p.name + " at batch " + p.batch + ": " + short(p.user) + " tokens/s per user, " + short(p.device) + " per device" +
+        (front.indexOf(p) >= 0 ? " (on the frontier)" : ""));
+    });
     current.forEach(function (r) {
-      marks.appendChild(el("circle", { cx: px(r.tokensPerSPerUser), cy: py(r.tokensPerSPerDevice), r: 6, "class": "pl-now" }));
+      dot(px(r.tokensPerSPerUser), py(r.tokensPerSPerDevice), 6, "pl-now", r.name, r.name + " at your batch of " + s.batch);
     });
     var chosen = result.best;
     if (chosen) {
       var bx = px(chosen.tokensPerSPerUser), by = py(chosen.tokensPerSPerDevice);
       marks.appendChild(el("path", { d: "M" + bx + "," + (by - 8) + " l8,8 l-8,8 l-8,-8 z", "class": "pl-best-mark" }));
-      var right = bx < W * 0.6;
-      marks.appendChild(el("text", { x: bx + (right ? 12 : -12), y: by - 10, "text-anchor": right ? "start" : "end",
-        "class": "pl-note" }, "best at batch " + s.batch + ": " + chosen.name));
+      taken.push({ x: bx - 8, y: by - 8, width: 16, height: 16 });
     }
     svg.appendChild(marks);
+    svg.appendChild(labels);
 
-    // The legend: one row under the axis label (two on a narrow screen), clear of the points.
-    var legend = el("g", { "aria-hidden": "true", "class": "pl-legend" });
-    var items = [
-      function (g, x, y) { g.appendChild(el("circle", { cx: x + 6, cy: y - 4, r: 3, "class": "pl-point" })); return "a layout at one batch"; },
-      function (g, x, y) { g.appendChild(el("line", { x1: x, x2: x + 14, y1: y - 4, y2: y - 4, "class": "pl-front" })); return "Pareto frontier"; },
-      function (g, x, y) { g.appendChild(el("circle", { cx: x + 6, cy: y - 4, r: 5, "class": "pl-now" })); return "batch " + s.batch; },
-      function (g, x, y) { g.appendChild(el("path", { d: "M" + (x + 6) + "," + (y - 11) + " l7,7 l-7,7 l-7,-7 z", "class": "pl-best-mark" })); return "best"; }
-    ];
-    var perRow = W < 480 ? 2 : 4, start = W < 480 ? 8 : M.left, step = (W - start) / perRow;
-    items.forEach(function (draw, i) {
-      var x = start + (i % perRow) * step, y = H - M.legend + 16 + Math.floor(i / perRow) * 18;
-      legend.appendChild(el("text", { x: x + 20, y: y }, draw(legend, x, y)));
+    // Labels go where they overlap no marker and no other label, inside the frame, or nowhere (the key and the
+    // tooltips still name every point).
+    var frame = { x: M.left, y: M.top, width: W - M.left - M.right, height: H - M.top - M.bottom };
+    function place(text, cls, x, y, tries) {
+      var label = el("text", { "class": cls }, text);
+      labels.appendChild(label);
+      for (var i = 0; i < tries.length; i++) {
+        label.setAttribute("x", x + tries[i][0]);
+        label.setAttribute("y", y + tries[i][1]);
+        label.setAttribute("text-anchor", tries[i][2]);
+        var box = label.getBBox();
+        if (inside(box, frame) && !taken.some(function (t) { return overlaps(box, t); })) {
+          taken.push(box);
+          return label;
+        }
+      }
+      labels.removeChild(label);
+      return null;
+    }
+    var around = [];
+    [12, 28, 48, 72].forEach(function (d) {
+      around.push([d, -d + 2, "start"], [-d, -d + 2, "end"], [d, d + 8, "start"], [-d, d + 8, "end"], [0, -d, "middle"],
+        [0, d + 12, "middle"]);
     });
-    svg.appendChild(legend);
+    if (chosen) { place("best at batch " + s.batch + ": " + chosen.name, "pl-note", bx, by, around); }
+    if (s.tpotLimit !== null) {
+      place("TPOT ≤ " + short(s.tpotLimit / MS) + " ms", "pl-target-label", tx, M.top, [[4, 14, "start"], [-4, 14, "end"],
+        [4, frame.height - 6, "start"], [-4, frame.height - 6, "end"]]);
+    }
+    names.forEach(function (name) {  // each layout's name beside its point of most tokens/s per device
+      var top = points.filter(function (p) { return p.name === name; })
+        .reduce(function (a, p) { return p.device > a.device ? p : a; });
+      place(name, "pl-layout-label", px(top.user), py(top.device), around.slice(0, 6));
+    });
+    var key = document.getElementById("pl-chart-key");
+    if (key) {
+      key.textContent = "";
+      names.forEach(function (name) {
+        var li = document.createElement("li"), swatch = document.createElement("span");
+        swatch.className = "pl-swatch " + colour(name);
+        swatch.setAttribute("aria-hidden", "true");
+        li.appendChild(swatch);
+        li.appendChild(document.createTextNode(name));
+        key.appendChild(li);
+      });
+    }
+
 
     var words = "Log-log scatter of " + points.length + " points: each layout at each batch " + range + " that fits" +
       (targets ? " and meets the targets" : "") + ". ";
@@ -359,9 +462,11 @@
     if (!form) { return; }
     var status = document.getElementById("pl-status");
     Model = window.PlannerModel || null;
-    if (!D || !Model || !window.PlannerCollectives || !window.PlannerCapacity) {
+    if (!D || !Model || !window.PlannerCollectives || !window.PlannerCapacity || !window.PlannerSizing ||
+        !window.PlannerConfig) {
       status.textContent = "The planner's data file or formulas (_static/planner-data.js, planner-model.js, " +
-        "planner-collectives.js, planner-capacity.js) are missing from this copy of the book; rebuild it with make book.";
+        "planner-collectives.js, planner-capacity.js, planner-sizing.js, planner-config.js) are missing from this " +
+        "copy of the book; rebuild it with make book.";
       return;
     }
     var E = form.elements;
@@ -405,18 +510,21 @@
       weight_format: G.weight_format, kv_format: G.kv_format, allreduce: G.allreduce,
       prompt_tokens: "1024", output_tokens: "256", batch: "64", prefix_hit_rate: String(P.prefix_hit_rate),
       ttft_limit_ms: "", tpot_limit_ms: "", percentile: String(P.percentile), price_per_device_hour: "",
+      rate: "", max_devices: String(D.serving.size_defaults.max_devices),
       memory_efficiency: String(G.memory_efficiency), compute_efficiency: String(G.compute_efficiency),
       gpu_memory_utilization: String(G.gpu_memory_utilization), max_num_seqs: text(G.max_num_seqs),
       max_num_batched_tokens: text(G.max_num_batched_tokens), nics_per_node: text(P.nics_per_node),
       expert_parallel: Object.keys(EXPERT_MODES).filter(function (k) { return EXPERT_MODES[k] === P.expert_parallel; })[0],
-      cuda_graphs: G.cuda_graphs ? "on" : "off"
+      cuda_graphs: G.cuda_graphs ? "on" : "off", qkv_bias: "off", tied_embeddings: "off"
     };
     var NAMES = Object.keys(RULES).concat(SELECTS, CHECKS).filter(function (n) { return n !== "nodes"; });
 
-    function fillModel() {  // show the preset's numbers in the model fields
-      var c = D.presets[E.model.value];
-      if (!c) { return; }
+    function showModel(c) {  // a model's numbers in the model fields
       MODEL_FIELDS.forEach(function (f) { E[f].value = String(c[MODEL_KEYS[f]]); });
+      MODEL_FLAGS.forEach(function (f) { E[f].checked = !!c[f]; });
+    }
+    function fillModel() {  // show the preset's numbers in the model fields
+      if (D.presets[E.model.value]) { showModel(D.presets[E.model.value]); }
     }
     function fillDevice() {
       var d = D.devices[E.device.value];
@@ -597,6 +705,118 @@
                                                             s.cluster.link, s.cluster.interLink));
     }
 
+    /* The command line's first line: the model's parameters (lib.transformer.parameter_count). */
+    function showParams(config) {
+      var params = document.getElementById("pl-params"), count = config ? Model.parameterCount(config) : null;
+      params.textContent = config ? config.name + ": " + (count / 1e9).toFixed(2) + " billion parameters." : "";
+      params.setAttribute("data-value", config ? String(count) : "");
+    }
+
+    /* lib.serving.size for the rate (python -m lib.serving --rate), in the command line's words. */
+    function showSizing(s) {
+      var out = document.getElementById("pl-sizing");
+      out.hidden = !s || s.rate === null;
+      var got = out.hidden ? null : window.PlannerSizing.size(s, s.rate, s.maxDevices);
+      ["layout", "devices", "rate", "replica-rate", "binding"].forEach(function (k) { out.removeAttribute("data-" + k); });
+      if (out.hidden) { out.textContent = ""; return; }
+      var within = s.ttftLimit !== null || s.tpotLimit !== null ? " within the targets" : "";
+      if (!got) {
+        out.textContent = "Sizing: no layout of at most " + s.maxDevices + " × " + s.device.name + " carries " +
+          short(s.rate) + " requests per second" + within + ".";
+        return;
+      }
+      var values = { layout: got.name, devices: got.devices, rate: got.capacity.rate, "replica-rate": got.replica.rate,
+        binding: got.replica.binding };
+      Object.keys(values).forEach(function (k) { out.setAttribute("data-" + k, String(values[k])); });
+      out.textContent = "Sizing: " + short(s.rate) + " requests/s" + within + " need " + got.devices + " × " +
+        s.device.name + " as " + got.name + ": " + got.layout.dp + (got.layout.dp === 1 ? " replica" : " replicas") +
+        " of " + short(got.replica.rate) + " requests/s each, " + short(got.capacity.rate) + " in all (binding: " +
+        got.replica.binding + ").";
+    }
+
+    /* The table as it shows: its columns (data-output) and rows, each cell at full precision (data-value) or as
+       its text, the layout by name. */
+    function tableData() {
+      var trs = Array.prototype.slice.call(tbody.querySelectorAll("tr[data-layout]"));
+      var cellsOf = function (tr) { return Array.prototype.slice.call(tr.querySelectorAll("[data-output]")); };
+      return {
+        columns: trs.length ? cellsOf(trs[0]).map(function (c) { return c.getAttribute("data-output"); }) : [],
+        rows: trs.map(function (tr) {
+          return cellsOf(tr).map(function (c) {
+            var v = c.getAttribute("data-value");
+            if (c.tagName === "TH") { return tr.getAttribute("data-layout"); }
+            if (v === null) { return c.textContent.trim(); }
+            return v === "true" || v === "false" ? v === "true" : Number(v);
+          });
+        })
+      };
+    }
+
+    /* A file made in the page (no network): a Blob behind a link that downloads it. */
+    function download(name, type, text) {
+      var a = document.createElement("a");
+      a.href = URL.createObjectURL(new Blob([text], { type: type }));
+      a.download = name;
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      window.setTimeout(function () { URL.revokeObjectURL(a.href); }, 60000);
+    }
+
+    function csvCell(x) {
+      var t = String(x);
+      return /[",\r\n]/.test(t) ? '"' + t.replace(/"/g, '""') + '"' : t;
+    }
+
+    document.getElementById("pl-csv").addEventListener("click", function () {
+      var t = tableData();
+      download("planner-layouts.csv", "text/csv", [t.columns].concat(t.rows).map(function (r) {
+        return r.map(csvCell).join(",");
+      }).join("\r\n") + "\r\n");
+    });
+    document.getElementById("pl-json").addEventListener("click", function () {
+      var t = tableData();
+      download("planner-layouts.json", "application/json", JSON.stringify(t.rows.map(function (r) {
+        var row = {};
+        t.columns.forEach(function (c, i) { row[c] = r[i]; });
+        return row;
+      }), null, 1) + "\n");
+    });
+
+    /* A pasted or picked config.json (planner-config.js, lib.transformer.from_hf_config) becomes the custom
+       model's numbers; a refusal is marked at the box. */
+    var configText = document.getElementById("pl-config-text"), configError = document.getElementById("pl-config-error");
+    var configStatus = document.getElementById("pl-config-status");
+    function readConfig(text) {
+      var config = null;
+      try {
+        config = window.PlannerConfig.read(text);
+      } catch (error) {
+        configText.setAttribute("aria-invalid", "true");
+        configError.textContent = error.message + ".";
+        configError.hidden = false;
+        configStatus.textContent = "";
+        return;
+      }
+      configText.removeAttribute("aria-invalid");
+      configError.textContent = "";
+      configError.hidden = true;
+      E.model.value = "custom";
+      E.model.removeAttribute("data-bad");
+      showModel(config);
+      update();
+      configStatus.textContent = "Read " + config.name + " (" + config.architecture + "): it is the custom model above now.";
+    }
+    document.getElementById("pl-config-read").addEventListener("click", function () { readConfig(configText.value); });
+    document.getElementById("pl-config-file").addEventListener("change", function (event) {
+      var file = event.target.files[0];
+      if (file) { file.text().then(function (text) { configText.value = text; readConfig(text); }); }
+    });
+
+    function exportable(yes) {
+      ["pl-csv", "pl-json"].forEach(function (id) { document.getElementById(id).disabled = !yes; });
+    }
+
     function describeBest(s, rows, chosen) {
       var underTargets = rows.some(function (r) { return r.capacity !== null; });
       if (chosen && underTargets) {
@@ -654,7 +874,10 @@
           E.inter_link.value = D.devices[E.device.value].network;
         }
       }
-      if (MODEL_FIELDS.indexOf(target) >= 0) { E.model.value = "custom"; E.model.removeAttribute("data-bad"); }
+      if (MODEL_FIELDS.indexOf(target) >= 0 || MODEL_FLAGS.indexOf(target) >= 0) {
+        E.model.value = "custom";
+        E.model.removeAttribute("data-bad");
+      }
       if (DEVICE_FIELDS.indexOf(target) >= 0) { E.device.value = "custom"; E.device.removeAttribute("data-bad"); }
       if (target && E[target] && E[target].tagName === "SELECT") { E[target].removeAttribute("data-bad"); }
       if (target === "nodes") {
@@ -681,15 +904,21 @@
         summary.textContent = "Fix the marked input" + (bad.length > 1 ? "s" : "") + " (" + bad.join(", ") +
           "); the message under each says why.";
         last = null;
+        showParams(null);
+        showSizing(null);
+        exportable(false);
         drawChart(svg, caption, null, null);
         renderFront([]);
         return;
       }
       var s = got.s;
       showDeviceDefaults(s.device);
+      showParams(s.config);
+      showSizing(s);
       var rows = plan(s), chosen = best(rows);
       var result = { rows: rows, best: chosen, frontier: frontier(s) };
       renderRows(s, rows, chosen);
+      exportable(rows.length > 0);
       drawMap(s, chosen || rows[0]);
       document.getElementById("pl-command").textContent = chosen ? vllmCommand(s, chosen)
         : "No row fits and meets the targets: no line to deploy.";
@@ -750,7 +979,7 @@
     openQuery(link.start);  // a shared link fills the form
 
     form.addEventListener("input", function (event) {
-      if (event.target !== link.openEl) { update(event); }
+      if (event.target !== link.openEl && !event.target.closest(".pl-config")) { update(event); }
     });
     form.addEventListener("submit", function (event) { event.preventDefault(); });
     document.getElementById("pl-reset").addEventListener("click", function () {

@@ -258,6 +258,20 @@ def test_hugging_face_defaults_and_what_cannot_be_priced():
         from_hf_config(dict(QWEN25_32B, shared_expert_intermediate_size=2048))
     with pytest.raises(ValueError, match="head_dim"):
         from_hf_config(dict(QWEN25_32B, head_dim=256))
+    with pytest.raises(ValueError, match="hidden_size must be a whole number, got '5120'"):
+        from_hf_config(dict(QWEN25_32B, hidden_size="5120"))
+    with pytest.raises(ValueError, match="num_key_value_heads must be a whole number, got 7.5"):
+        from_hf_config(dict(QWEN25_32B, num_key_value_heads=7.5))
+    assert from_hf_config(dict(QWEN25_32B, hidden_size=5120.0)).hidden == 5120  # JSON may write 5120.0
+
+
+def test_the_command_line_sizes_for_a_rate_as_size_does(capsys):
+    from lib.serving.__main__ import main
+
+    main(["--model", "llama-3-8b", "--rate", "60", "--max-devices", "16", "--tpot-ms", "20"])
+    want = serving.size(PRESETS["llama-3-8b"], "h100-sxm", 60.0, 1024, 256, max_devices=16, tpot_limit=20 * ms)
+    out = capsys.readouterr().out
+    assert f"{want.devices} x " in out and want.layout.name in out and f"{want.replica.rate:.2f} requests/s" in out
 
 
 def test_the_command_line_reads_a_config_and_prints_the_deploy_line(tmp_path, capsys):

@@ -243,7 +243,8 @@ def significant_digits(x: float) -> int:
 
 
 #: The page's scripts: none may type a number of lib.
-PAGE_SCRIPTS = ("planner.js", "planner-model.js", "planner-capacity.js", "planner-collectives.js")
+PAGE_SCRIPTS = ("planner.js", "planner-model.js", "planner-capacity.js", "planner-collectives.js", "planner-config.js",
+                "planner-sizing.js")
 
 
 @pytest.mark.parametrize("script", PAGE_SCRIPTS)
@@ -265,5 +266,5 @@ def test_each_page_script_names_the_python_it_follows():
     """Every script of the page says at its top which module of lib it mirrors, and every one is page-only."""
     for script in PAGE_SCRIPTS:
         top = (ROOT / "_static" / script).read_text(encoding="utf-8")[:1500]
-        assert re.search(r"lib[./](serving|collectives)", top), script
+        assert re.search(r"lib[./](serving|collectives|transformer)", top), script
         assert html_tweaks.PAGE_ONLY[script] == ("book/planner",), script

@@ -62,6 +62,8 @@ PAGE_ONLY = {
     "planner.css": ("book/planner",),
     "planner-data.js": ("book/planner",),
     "planner-map.js": ("book/planner",),
+    "planner-config.js": ("book/planner",),
+    "planner-sizing.js": ("book/planner",),
     "scenario-link.js": ("book/calculator", "book/planner"),
 }
 

@@ -148,6 +148,7 @@ def planner_data() -> dict:
     return {
         "presets": {slug: _pick(config, MODEL_FIELDS) for slug, config in transformer.PRESETS.items()},
         "model_defaults": _field_defaults(transformer.ModelConfig, MODEL_DEFAULTS),
+        "hf_architectures": dict(transformer.ARCHITECTURES),
         "devices": {slug: _pick(device, DEVICE_FIELDS) for slug, device in hardware.DEVICES.items()},
         "device_defaults": _field_defaults(hardware.Device, DEVICE_DEFAULTS),
         "links": {slug: _pick(link, LINK_FIELDS) for slug, link in hardware.LINKS.items()},
@@ -170,6 +171,7 @@ def planner_data() -> dict:
             "expert_groups": EXPERT_GROUPS,
             "plan_defaults": _defaults(serving.plan, PLAN_DEFAULTS),
             "frontier_batches": list(_defaults(serving.frontier, ("batches",))["batches"]),
+            "size_defaults": _defaults(serving.size, ("max_devices",)),
             "quantization": serving.command.QUANTIZATION,
             "all2all_backend": serving.command.ALL2ALL_BACKEND,
         },

@@ -45,6 +45,22 @@ def _field(raw: dict, name: str, why: str) -> Any:
     return raw[name]
 
 
+def _whole(name: str, value: Any) -> int:
+    """The field ``name`` as an int: a whole number (``40`` or ``40.0``), else refused naming the field.
+
+    >>> _whole("hidden_size", 4096.0)
+    4096
+    >>> _whole("num_hidden_layers", "32")
+    Traceback (most recent call last):
+    ...
+    ValueError: num_hidden_layers must be a whole number, got '32'
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+            isinstance(value, float) and not value.is_integer()):
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    return int(value)
+
+
 def from_hf_config(raw: dict, name: str | None = None) -> ModelConfig:
     """The :class:`ModelConfig` of a parsed ``config.json`` (see the module notes); ``name`` labels it."""
     if not isinstance(raw, dict):
@@ -54,28 +70,30 @@ def from_hf_config(raw: dict, name: str | None = None) -> ModelConfig:
     if not known:
         raise ValueError(f"architectures must name one of {sorted(ARCHITECTURES)}, got {architectures!r}")
     arch = known[0]
-    fields = {key: _field(raw, key, why) for key, why in _REQUIRED.items()}
-    heads = int(fields["num_attention_heads"])
-    hidden = int(fields["hidden_size"])
+    fields = {key: _whole(key, _field(raw, key, why)) for key, why in _REQUIRED.items()}
+    heads = fields["num_attention_heads"]
+    hidden = fields["hidden_size"]
     head_dim = raw.get("head_dim")
-    if head_dim is not None and int(head_dim) * heads != hidden:
+    if head_dim is not None and _whole("head_dim", head_dim) * heads != hidden:
         raise ValueError(f"head_dim must equal hidden_size / num_attention_heads ({hidden // heads}) for the book's "
                          f"model, got {head_dim}")
     if raw.get("shared_expert_intermediate_size") or raw.get("n_shared_experts"):
         raise ValueError("shared_expert_intermediate_size: shared experts are not priced by this model; "
                          "remove the field only if the model has none")
-    experts = int(raw.get("num_local_experts", raw.get("num_experts", 1)) or 1)
+    experts_key = "num_local_experts" if "num_local_experts" in raw else "num_experts"
+    experts = _whole(experts_key, raw.get(experts_key) or 1)
     if experts > 1:
-        ffn = int(_field(raw, "moe_intermediate_size" if "moe_intermediate_size" in raw else "intermediate_size",
-                         "the width of each expert's MLP"))
-        top_k = int(_field(raw, "num_experts_per_tok", "the experts each token is routed to"))
+        ffn_key = "moe_intermediate_size" if "moe_intermediate_size" in raw else "intermediate_size"
+        ffn = _whole(ffn_key, _field(raw, ffn_key, "the width of each expert's MLP"))
+        top_k = _whole("num_experts_per_tok", _field(raw, "num_experts_per_tok", "the experts each token is routed to"))
     else:
-        ffn = int(_field(raw, "intermediate_size", "the width of the MLP"))
+        ffn = _whole("intermediate_size", _field(raw, "intermediate_size", "the width of the MLP"))
         top_k = 1
     label = name or raw.get("_name_or_path") or arch
     return ModelConfig(
-        str(label), layers=int(fields["num_hidden_layers"]), hidden=hidden, heads=heads,
-        kv_heads=int(raw.get("num_key_value_heads") or heads), ffn_hidden=ffn, vocab=int(fields["vocab_size"]),
+        str(label), layers=fields["num_hidden_layers"], hidden=hidden, heads=heads,
+        kv_heads=_whole("num_key_value_heads", raw.get("num_key_value_heads") or heads), ffn_hidden=ffn,
+        vocab=fields["vocab_size"],
         experts=experts, experts_per_token=top_k, gated_mlp=True,
         qkv_bias=ARCHITECTURES[arch] or bool(raw.get("attention_bias", False)),
         tied_embeddings=bool(raw.get("tie_word_embeddings", False)),
