@@ -37,7 +37,8 @@ It also loads (:data:`EXTENSIONS`) :mod:`tools.planner_data` and
 :mod:`tools.calculator_data`, which write the planner's and the calculator's
 numbers from ``lib`` into the built book, :mod:`tools.workshop_pages` (the
 workshop's pages from its plan), :mod:`tools.data_files` (the data files,
-downloadable) and :mod:`tools.run_note` (how to run a chapter), so that
+downloadable), :mod:`tools.run_note` (how to run a chapter) and
+:mod:`tools.minify` (the interactive pages' scripts minified), so that
 ``_config.yml`` names one local extension.
 """
 
@@ -70,7 +71,7 @@ PAGE_ONLY = {
 #: Sibling extensions in ``tools/`` that this one sets up (the folder is on the
 #: path as ``tools/`` under Sphinx, as the package ``tools`` under pytest).
 EXTENSIONS = [f"{__package__}.{name}" if __package__ else name for name in
-              ("planner_data", "calculator_data", "workshop_pages", "data_files", "run_note")]
+              ("planner_data", "calculator_data", "workshop_pages", "data_files", "run_note", "minify")]
 
 #: Files of ours that replace a theme file of the same name (see
 #: ``_static/scripts/fontawesome.js``). The theme's template already loads
