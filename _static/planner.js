@@ -817,11 +817,17 @@
       ["pl-csv", "pl-json"].forEach(function (id) { document.getElementById(id).disabled = !yes; });
     }
 
+    /* A row's split in words: what its group of tp devices shares, then the pipeline and the replicas. */
+    function splitWords(row) {
+      var group = row.attentionDp ? "attention data-parallel and experts over " + row.tp
+        : (row.expertParallel ? "tensor " + row.tp + " with whole experts" : "tensor " + row.tp);
+      return group + " × pipeline " + row.pp + " × data " + row.dp;
+    }
+
     function describeBest(s, rows, chosen) {
       var underTargets = rows.some(function (r) { return r.capacity !== null; });
       if (chosen && underTargets) {
-        return "Best layout under the targets: " + chosen.name + " (tensor " + chosen.tp + " × pipeline " + chosen.pp +
-          " × data " + chosen.dp + "): it sustains " + short(chosen.requestsPerSPerDevice) + " requests/s per device (" +
+        return "Best layout under the targets: " + chosen.name + " (" + splitWords(chosen) + "): it sustains " + short(chosen.requestsPerSPerDevice) + " requests/s per device (" +
           short(chosen.capacity) + " in all) before the " + chosen.binding + " binds; at your " + s.batch +
           " concurrent sequences, " + short(chosen.tokensPerSPerDevice) + " tokens/s per device.";
       }
@@ -829,8 +835,7 @@
         return "No layout carries requests under the targets: every row's capacity is 0 (the column “Binds” says why).";
       }
       if (chosen) {
-        return "Best layout: " + chosen.name + " (tensor " + chosen.tp + " × pipeline " + chosen.pp + " × data " +
-          chosen.dp + "): " + short(chosen.tokensPerSPerDevice) + " tokens/s per device, " +
+        return "Best layout: " + chosen.name + " (" + splitWords(chosen) + "): " + short(chosen.tokensPerSPerDevice) + " tokens/s per device, " +
           short(chosen.tokensPerSPerUser) + " per user, time to first token " + short(chosen.ttft / MS) +
           " ms, time per output token " + short(chosen.tpot / MS) + " ms" +
           (chosen.costPerMillionTokens !== null ? ", " + short(chosen.costPerMillionTokens) + " per million tokens" : "") + ".";

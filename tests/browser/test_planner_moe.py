@@ -98,6 +98,7 @@ def test_chapter_12_deepseek_on_two_servers_of_h200(tab):  # noqa: F811 (tab: th
     assert row.locator('[data-output="binding"]').inner_text() == chosen.binding
     summary = page.locator("#pl-summary").inner_text()
     assert chosen.name in summary and f"before the {chosen.binding} binds" in summary, summary
+    assert "(attention data-parallel and experts over 8 × pipeline 1 × data 2)" in summary, summary
     command = page.inner_text("#pl-command").strip()
     assert command == vllm_command(PRESETS["deepseek-v3"].hf_id, layout_of(chosen.name),
                                    configure("h200", weight_format="fp8"))
