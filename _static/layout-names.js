@@ -11,8 +11,8 @@
 (function () {
   "use strict";
 
-  // Two or more parts of a parallelism (tp, pp, dp, ep) with their degree, joined by - or ·.
-  var NAME = /\b(?:tp|pp|dp|ep)\d+(?:[-·](?:tp|pp|dp|ep)\d+)+\b/g;
+  // Two or more parts of a parallelism (adp, tp, pp, dp, ep) with their degree, joined by - or ·.
+  var NAME = /\b(?:adp|tp|pp|dp|ep)\d+(?:[-·](?:tp|pp|dp|ep)\d+)+\b/g;
   var SKIP = "script, style, textarea, svg, mjx-container, .math, .layout-name";
 
   function wrap(node) {

@@ -46,7 +46,7 @@ MEASURE_JS = """(maxRow) => {
     .map((tr) => ({height: Math.round(tr.getBoundingClientRect().height), text: snippet(tr.innerText)}))
     .filter((row) => row.height > maxRow);
 
-  const NAME = /\\b(?:tp|pp|dp|ep)\\d+(?:[-·](?:tp|pp|dp|ep)\\d+)+\\b/g;
+  const NAME = /\\b(?:adp|tp|pp|dp|ep)\\d+(?:[-·](?:tp|pp|dp|ep)\\d+)+\\b/g;
   const brokenNames = [];
   let namesSeen = 0;
   const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
