@@ -244,7 +244,7 @@ def significant_digits(x: float) -> int:
 
 #: The page's scripts: none may type a number of lib.
 PAGE_SCRIPTS = ("planner.js", "planner-model.js", "planner-capacity.js", "planner-collectives.js", "planner-config.js",
-                "planner-sizing.js")
+                "planner-sizing.js", "planner-chart.js")
 
 
 @pytest.mark.parametrize("script", PAGE_SCRIPTS)

@@ -65,6 +65,7 @@ PAGE_ONLY = {
     "planner-map.js": ("book/planner",),
     "planner-config.js": ("book/planner",),
     "planner-sizing.js": ("book/planner",),
+    "planner-chart.js": ("book/planner",),
     "scenario-link.js": ("book/calculator", "book/planner"),
 }
 

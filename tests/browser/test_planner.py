@@ -596,7 +596,8 @@ def test_accessible_and_offline(browser, base_url, scheme, state):
 #: The page's own bytes (HTML, scripts, data, style), not the theme's.
 OWN_FILES = [PAGE, "_static/planner.js", "_static/planner-model.js", "_static/planner-capacity.js",
              "_static/planner-collectives.js", "_static/planner-config.js", "_static/planner-sizing.js",
-             "_static/planner-map.js", "_static/planner-data.js", "_static/scenario-link.js", "_static/planner.css"]
+             "_static/planner-map.js", "_static/planner-chart.js", "_static/planner-data.js",
+             "_static/scenario-link.js", "_static/planner.css"]
 
 
 #: The most the page's own files may weigh together, as the built site serves them (scripts minified by
