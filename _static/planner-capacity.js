@@ -11,7 +11,7 @@
 
   function data() { return window.PLANNER_DATA.capacity; }
 
-  function sum(values) { var t = 0.0; for (var i = 0; i < values.length; i++) { t += values[i]; } return t; }
+  function sum(values) { return window.PlannerModel.sum(values); }
 
   /* numpy.interp: linear between the points of xs (increasing), flat beyond them. */
   function interp(x, xs, ys) {
@@ -24,14 +24,11 @@
     return slope * (x - xs[lo]) + ys[lo];
   }
 
-  /* Python's round(): halves go to the even neighbour. */
-  function pyRound(x) { var r = Math.round(x); return (r - x === 0.5 && r % 2 !== 0) ? r - 1 : r; }
-
   /* numpy.unique(np.concatenate([[1], np.round(np.geomspace(1, top, n)), [top]])) */
   function grid(top, n) {
     var step = Math.log10(top) / (n - 1), values = [1.0, top];
     for (var i = 0; i < n; i++) {
-      values.push(i === 0 ? 1.0 : (i === n - 1 ? top : pyRound(Math.pow(10, i * step))));
+      values.push(i === 0 ? 1.0 : (i === n - 1 ? top : window.PlannerModel.pyRound(Math.pow(10, i * step))));
     }
     values.sort(function (a, b) { return a - b; });
     return values.filter(function (v, i) { return i === 0 || v !== values[i - 1]; });

@@ -248,5 +248,5 @@
     caption.textContent = words;
   }
 
-  window.PlannerChart = { draw: drawChart, fmt: fmt, short: short };
+  window.PlannerChart = { draw: drawChart, fmt: fmt, short: short, el: el };
 }());

@@ -10,7 +10,6 @@
 (function () {
   "use strict";
 
-  var SVG = "http://www.w3.org/2000/svg";
   var REPLICA_FILLS = ["#D6E9F8", "#FBE3CC", "#D4F0E5", "#F3DDE9", "#EDEDC9", "#E4E0F5"];
   var STROKE = { "all-reduce": "#D55E00", "expert exchange": "#CC79A7", "send": "#009E73" };
 
@@ -52,12 +51,8 @@
              gpus: gpus, collectives: collectives };
   }
 
-  function el(name, attrs, text) {
-    var e = document.createElementNS(SVG, name);
-    Object.keys(attrs).forEach(function (k) { e.setAttribute(k, attrs[k]); });
-    if (text !== undefined) { e.textContent = text; }
-    return e;
-  }
+  /* An SVG element: planner-chart.js's. */
+  function el(name, attrs, text) { return window.PlannerChart.el(name, attrs, text); }
 
   function span(list) { return list.length === 1 ? "GPU " + list[0] : "GPUs " + list[0] + "–" + list[list.length - 1]; }
 
@@ -113,8 +108,7 @@
       var a = at[c.from_gpus[c.from_gpus.length - 1]], b = at[c.to_gpus[0]], lane = a.y + h + 13;
       var path = "M" + (a.x + w / 2) + "," + (a.y + h) + " V" + lane + " H" + (b.x + w / 2) +
         (b.y > a.y ? " V" + b.y : " V" + (b.y + h));
-      svg.appendChild(el("path", { d: path, fill: "none", stroke: STROKE[c.kind], "stroke-width": 2.5,
-                                   "stroke-dasharray": dash }));
+      svg.appendChild(el("path", { d: path, "class": "pl-map-hop", stroke: STROKE[c.kind], "stroke-dasharray": dash }));
     });
     while (list.firstChild) { list.removeChild(list.firstChild); }
     var sentences = map.collectives.length ? map.collectives.map(words)

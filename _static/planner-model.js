@@ -28,6 +28,9 @@
 
   function sum(values) { return values.reduce(function (a, b) { return a + b; }, 0); }
 
+  /* Python's round(): halves go to the even neighbour. */
+  function pyRound(x) { var r = Math.round(x); return (r - x === 0.5 && r % 2 !== 0) ? r - 1 : r; }
+
   // ------------------------------------------------------------ lib.transformer
 
   /* ModelConfig.head_dim */
@@ -622,5 +625,7 @@
     return resolveEngine(d, f);
   }, missingGroups: missingGroups, stageLayers: stageLayers, parameterCount: parameterCount, layoutName: layoutName,
     // For planner-capacity.js (lib.serving.capacity calls these of lib.serving.step and memory).
-    decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity, replicaLimits: replicaLimits };
+    decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity, replicaLimits: replicaLimits,
+    // Python's sum() and round(), for the other scripts.
+    sum: sum, pyRound: pyRound };
 }());

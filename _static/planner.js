@@ -200,14 +200,8 @@
     return out;
   }
 
-  /* Python's round(): halves go to the even neighbour. */
-  function pyRound(x) {
-    var r = Math.round(x);
-    return (r - x === 0.5 && r % 2 !== 0) ? r - 1 : r;
-  }
-
   /* lib.serving.Cluster's default network ports: max(1, round(nics_per_gpu x devices_per_node)). */
-  function defaultNics(device, devicesPerNode) { return Math.max(1, pyRound(device.nics_per_gpu * devicesPerNode)); }
+  function defaultNics(device, devicesPerNode) { return Math.max(1, Model.pyRound(device.nics_per_gpu * devicesPerNode)); }
 
   // Numbers in words and the chart: planner-chart.js, taken when the page starts, as the formulas are.
   var Chart = null;
