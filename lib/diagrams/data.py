@@ -13,12 +13,13 @@ from __future__ import annotations
 from typing import Any
 
 from lib import _checks
-from lib.collectives import ALLREDUCE_CHOICES, best_collective_time, engine_allreduce, send_time
+from lib.collectives import ALLREDUCE_CHOICES, engine_allreduce, send_time
 from lib.experts import route
 from lib.hardware import LINKS
 from lib.serving.layout import Cluster, Layout, check_layout, stage_layers
 from lib.serving.memory import stage_weight_bytes
-from lib.serving.operators import ACTIVATION_BYTES, expert_exchange
+from lib.serving.engine import Engine
+from lib.serving.operators import ACTIVATION_BYTES, exchange_time
 from lib.serving.step import _hop_links
 from lib.transformer import ModelConfig, check_tp_degree, parameter_breakdown, tp_bytes_per_collective
 
@@ -334,9 +335,7 @@ def device_map_data(config: ModelConfig, layout: Layout, cluster: Cluster, token
                               **_link(cluster.inter_link if len(nodes) > 1 else cluster.link), message_bytes=message)
                 if layout.attention_dp:
                     start, stop = _stage(pp, s, counts)["layers"]
-                    time = sum(float(best_collective_time(kind, size, tp, cluster.link, len(nodes), cluster.inter_link,
-                                                          cluster.nics_per_node))
-                               for kind, size in expert_exchange(config, "allgather_reducescatter", n, n))
+                    time = float(exchange_time(config, cluster, tp, Engine.expert_exchange, n, n))
                     collectives.append(dict(kind="expert exchange", purpose="attention data parallel", **placed,
                                             kernel="all-gather + reduce-scatter", time=time,
                                             per_token=2 * max(0, stop - max(start, config.dense_layers))))

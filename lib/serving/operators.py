@@ -47,7 +47,7 @@ from lib.serving.memory import _kv_bytes_per_layer, _per_device_layer
 from lib.transformer import ModelConfig, parameter_breakdown
 
 __all__ = ["ACTIVATION_BYTES", "expected_experts_touched", "Roofline", "StageWork", "pass_work", "tp_allreduce",
-           "expert_exchange"]
+           "expert_exchange", "exchange_time"]
 
 Number = Any
 
@@ -298,12 +298,26 @@ def _communication(config: ModelConfig, cluster: Cluster, layout: Layout, engine
     if not layout.attention_dp:
         message = tokens * config.hidden * ACTIVATION_BYTES
         return 2 * layers * np.asarray(tp_allreduce(cluster, layout.tp, message, engine.allreduce))
-    nodes = -(-layout.tp // cluster.devices_per_node)
-    inter = cluster.inter_link if nodes > 1 else None
-    per_layer = sum(np.asarray(best_collective_time(kind, message, layout.tp, cluster.link, nodes, inter,
-                                                    cluster.nics_per_node))
-                    for kind, message in expert_exchange(config, engine.expert_exchange, tokens, busiest))
+    per_layer = exchange_time(config, cluster, layout.tp, engine.expert_exchange, tokens, busiest)
     return layers * config.moe_layers / config.layers * per_layer
+
+
+def exchange_time(config: ModelConfig, cluster: Cluster, group: int, exchange: str, tokens: Number,
+                  busiest: Number) -> Any:
+    """Seconds of one routed layer's two collectives (:func:`expert_exchange`) in a data-parallel-attention group
+    of ``group`` ranks, in NCCL over the cluster's links (the network when the group spans servers).
+
+    >>> from lib.transformer import PRESETS
+    >>> one, two = (exchange_time(PRESETS["deepseek-v3"], Cluster("h200"), 8, "allgather_reducescatter", t, t)
+    ...             for t in (64, 128))
+    >>> bool(0 < one < two)
+    True
+    """
+    nodes = -(-group // cluster.devices_per_node)
+    inter = cluster.inter_link if nodes > 1 else None
+    return sum(np.asarray(best_collective_time(kind, message, group, cluster.link, nodes, inter,
+                                               cluster.nics_per_node))
+               for kind, message in expert_exchange(config, exchange, tokens, busiest))
 
 
 def expert_exchange(config: ModelConfig, exchange: str, tokens: Number,
