@@ -8,7 +8,8 @@ percentiles), :func:`bootstrap_medians`, :func:`percentile_interval` and
 :func:`median_interval` (seeded bootstrap intervals), :func:`predict_split`
 (the budget with calibrated numbers), :func:`alternate_folds` and
 :func:`held_out_split` (a prediction at sizes the calibration never saw),
-:func:`extrapolated_split` (a prediction of large sizes from small ones),
+:func:`extrapolated_split` (a prediction of large sizes from small ones, judged on
+:func:`beyond_calibration`),
 :func:`break_even_hidden`, and :func:`analyse` (a whole run).
 :func:`run` starts the ranks and runs the protocol; it imports torch only in
 the worker processes. From a shell::
@@ -93,8 +94,8 @@ from typing import Any, Callable
 
 from lib.measure.fit import PUBLISHED_NCCL, EfficiencyFit, LinkFit, fit_efficiency, fit_link
 from lib.measure.launch import MeasureError, free_port, resolve_backend
-from lib.measure.model import (CHEAP_S, Extrapolated, HeldOut, alternate_folds, break_even_hidden, efficiency,
-                               extrapolated_split, held_out_split, predict_split, step_gap)
+from lib.measure.model import (CHEAP_S, Extrapolated, HeldOut, alternate_folds, beyond_calibration, break_even_hidden,
+                               efficiency, extrapolated_split, held_out_split, predict_split, step_gap)
 from lib.measure.report import SCHEMA, THRESHOLD_S, analyse, format_hidden, format_interval, format_table
 from lib.measure.stats import (bootstrap_medians, median_abs_relative_error, median_interval, percentile_interval,
                                relative_error, summarize)
@@ -102,7 +103,7 @@ from lib.measure.stats import (bootstrap_medians, median_abs_relative_error, med
 __all__ = ["fit_link", "LinkFit", "PUBLISHED_NCCL", "fit_efficiency", "EfficiencyFit", "summarize",
            "relative_error", "median_abs_relative_error", "bootstrap_medians", "percentile_interval",
            "median_interval", "efficiency", "predict_split", "alternate_folds", "held_out_split", "HeldOut",
-           "extrapolated_split", "Extrapolated", "CHEAP_S",
+           "extrapolated_split", "Extrapolated", "beyond_calibration", "CHEAP_S",
            "break_even_hidden", "step_gap", "analyse", "format_table", "format_hidden", "format_interval",
            "THRESHOLD_S", "SCHEMA", "MeasureError", "resolve_backend", "free_port", "run", "check_split"]
 

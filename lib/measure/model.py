@@ -36,7 +36,7 @@ from lib.budget import Phase
 from lib.measure.fit import EfficiencyFit, LinkFit, fit_efficiency
 
 __all__ = ["efficiency", "predict_split", "break_even_hidden", "step_gap", "alternate_folds", "HeldOut",
-           "held_out_split", "Extrapolated", "extrapolated_split", "CHEAP_S"]
+           "held_out_split", "Extrapolated", "extrapolated_split", "beyond_calibration", "CHEAP_S"]
 
 Number = Any  # a float or a numpy array of floats
 
@@ -366,3 +366,18 @@ def extrapolated_split(link: LinkFit, message_bytes: float, one_s: Sequence[floa
     fit = fit_efficiency(whole[cheap], shard[cheap], link.devices, constrain)
     split = np.atleast_1d(predict_split(link, message_bytes, one, fit.efficiency(one)).split_time)
     return Extrapolated(split_s=split, calibrated=cheap, fit=fit)
+
+
+def beyond_calibration(scored: Sequence[bool], calibrated: Sequence[bool]) -> np.ndarray:
+    """The ``scored`` points an extrapolation from the ``calibrated`` ones is judged on: those it did not see.
+
+    No point at all when fewer than two calibrate (:func:`extrapolated_split` cannot fit on them).
+
+    >>> beyond_calibration([False, True, True, True], [True, True, False, False]).tolist()
+    [False, False, True, True]
+    >>> beyond_calibration([True, True], [True, False]).tolist()
+    [False, False]
+    """
+    seen = np.asarray(calibrated, dtype=bool)
+    judged = np.asarray(scored, dtype=bool)
+    return judged & ~seen if seen.sum() >= 2 else np.zeros_like(judged)

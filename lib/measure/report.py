@@ -50,8 +50,8 @@ from typing import Any
 import numpy as np
 
 from lib.measure.fit import fit_link
-from lib.measure.model import (CHEAP_S, alternate_folds, break_even_hidden, efficiency, extrapolated_split,
-                               held_out_split, predict_split, step_gap)
+from lib.measure.model import (CHEAP_S, alternate_folds, beyond_calibration, break_even_hidden, efficiency,
+                               extrapolated_split, held_out_split, predict_split, step_gap)
 from lib.measure.stats import LEVEL, RESAMPLES, SEED, median_abs_relative_error, relative_error, summarize
 from lib.measure.uncertainty import POINT_STEPS, bootstrap_run, interval, json_interval
 from lib.units import GB, ms, s
@@ -104,12 +104,11 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None, resample
     folds = alternate_folds(len(points))
     held = held_out_split(link, message, one, whole, shard, folds, allreduce, hidden, constrain=True)
     stated = held_out_split(link, message, one, whole, shard, folds, constrain=True)
-    cheap = whole < CHEAP_S
-    far = split >= THRESHOLD_S
-    far &= ~cheap if cheap.sum() >= 2 else np.zeros_like(far)
-    extrapolated = (extrapolated_split(link, message, one, whole, shard, constrain=True).split_s if far.any()
-                    else np.full(one.shape, np.nan))
     long = split >= THRESHOLD_S
+    cheap = whole < CHEAP_S
+    far = beyond_calibration(long, cheap)
+    extrapolated = (extrapolated_split(link, message, one, whole, shard, constrain=True, calibrated=cheap).split_s
+                    if far.any() else None)
     reps = bootstrap_run(hidden, sizes, [row["samples_s"] for row in raw["link"]],
                          [np.array([p["samples_s"][step] for step in POINT_STEPS]) for p in points],
                          k, message, folds, long, cheap, resamples, seed)
@@ -128,7 +127,7 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None, resample
         "efficiency": float(eta[i]), "efficiency_held_out": float(held.efficiency[i]),
         "link_latency_held_out_s": float(held.latency[i]),
         "predicted_split_held_out_link_s": float(stated.split_s[i]),
-        "predicted_split_extrapolated_s": _finite(extrapolated[i]) if far.any() else None,
+        "predicted_split_extrapolated_s": None if extrapolated is None else float(extrapolated[i]),
         "extrapolation_calibrated": bool(cheap[i]),
         "allreduce_s": float(allreduce[i]), "whole_calib_s": float(whole[i]), "shard_calib_s": float(shard[i]),
         "max_abs_error": p["max_abs_error"], "load": p.get("load"), "samples_s": p["samples_s"],
@@ -150,7 +149,7 @@ def analyse(raw: dict[str, Any], machine: dict[str, Any] | None = None, resample
         "median_abs_error_held_out_link_ci": None if link_ci is None else json_interval(*link_ci),
         "extrapolation_cheap_s": CHEAP_S,
         "points_extrapolated": int(far.sum()),
-        "median_abs_error_extrapolated": _median_error(extrapolated[far], split[far]),
+        "median_abs_error_extrapolated": None if extrapolated is None else _median_error(extrapolated[far], split[far]),
         "median_abs_error_extrapolated_ci": None if far_ci is None else json_interval(*far_ci),
         "median_abs_error": _median_error(predicted[long], split[long]),
         "median_abs_error_matched": _median_error(matched[long], split[long]),

@@ -40,7 +40,7 @@ import numpy as np
 
 from lib import _checks
 from lib.measure.fit import fit_link
-from lib.measure.model import break_even_hidden, extrapolated_split, held_out_split
+from lib.measure.model import beyond_calibration, break_even_hidden, extrapolated_split, held_out_split
 from lib.measure.stats import (LEVEL, RESAMPLES, SEED, bootstrap_medians, median_abs_relative_error,
                                percentile_interval)
 
@@ -135,12 +135,11 @@ def bootstrap_run(hidden: Sequence[float], link_sizes: Sequence[float], link_sam
     h = np.asarray(hidden, dtype=float)
     sizes = np.asarray(link_sizes, dtype=float)
     chosen = np.asarray(long, dtype=bool)
-    cheap = np.asarray(calibrated, dtype=bool)
-    far = chosen & ~cheap if cheap.sum() >= 2 else np.zeros_like(chosen)   # too few to calibrate on: no score
     count = _checks.scalar_count("resamples", resamples, minimum=1)
-    if not len(point_samples) == h.size == chosen.size == len(folds):
-        raise ValueError("hidden, point_samples, folds and long must have the same length, got "
-                         f"{h.size}, {len(point_samples)}, {len(folds)} and {chosen.size}")
+    if not len(point_samples) == h.size == chosen.size == len(folds) == len(calibrated):
+        raise ValueError("hidden, point_samples, folds, long and calibrated must have the same length, got "
+                         f"{h.size}, {len(point_samples)}, {len(folds)}, {chosen.size} and {len(calibrated)}")
+    far = beyond_calibration(chosen, calibrated)
     rng = np.random.default_rng(seed)
     link = np.stack([bootstrap_medians(row, count, rng) for row in link_samples])  # (sizes, resamples)
     medians = np.stack([bootstrap_medians(np.asarray(rows, dtype=float), count, rng)
@@ -170,8 +169,8 @@ def bootstrap_run(hidden: Sequence[float], link_sizes: Sequence[float], link_sam
                                               calibrated=calibrated).split_s
             error_far[r] = median_abs_relative_error(extrapolated[far], split[r, far])
     return Replicates(one=one, split=split, held_out=held, break_even_measured=measured_be,
-                      break_even_held_out=held_be, break_even_held_out_link=stated_be, error_held_out=error, error_held_out_link=error_link,
-                      error_extrapolated=error_far, unphysical=unphysical)
+                      break_even_held_out=held_be, break_even_held_out_link=stated_be, error_held_out=error,
+                      error_held_out_link=error_link, error_extrapolated=error_far, unphysical=unphysical)
 
 
 def interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float] | None:
