@@ -14,11 +14,15 @@ def test_every_page_only_script_in_static_is_minified():
     scripts = {path.name for path in STATIC.glob("*.js")} & set(PAGE_ONLY)
     assert scripts and scripts <= set(minify.SCRIPTS)
     assert all(name.endswith(".js") for name in minify.SCRIPTS)
+    # Found on disk, not through PAGE_ONLY: every script of the planner and the calculator.
+    assert {path.name for path in STATIC.glob("*.js") if path.name.startswith(("planner", "calculator"))} <= set(
+        minify.SCRIPTS)
 
 
 def test_minified_scripts_keep_their_strings_and_lose_their_comments(tmp_path):
     (tmp_path / "_static").mkdir()
-    source = "var words = 'a  // not a comment';  // a comment\nvar t = `x  ${words}  y`;\n/* block */ var n = 1 /\n 2;\n"
+    source = ("var words = 'a  // not a comment';  // a comment\nvar t = `x  ${words}  y`;\n"
+              "/* block */ var n = 1 /\n 2;\n")
     (tmp_path / "_static" / "planner.js").write_text(source)
     (tmp_path / "_static" / "navigation.js").write_text(source)   # not page-only: left alone
     assert minify.minify_scripts(tmp_path) == ["planner.js"]

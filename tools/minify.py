@@ -22,7 +22,10 @@ from typing import Any
 
 from jsmin import jsmin
 
-from tools.html_tweaks import PAGE_ONLY
+if __package__:
+    from .html_tweaks import PAGE_ONLY
+else:  # loaded by Sphinx with tools/ on the path (tools.html_tweaks)
+    from html_tweaks import PAGE_ONLY
 
 __all__ = ["minified", "minify_scripts", "SCRIPTS", "HEADER"]
 

@@ -65,7 +65,7 @@ from typing import Any
 import yaml
 
 from tools.browser import (
-    is_external, launch, missing_book, missing_chromium, offline_context, serve, toc_pages, wait_for_mathjax,
+    is_external, launch, missing_book, missing_chromium, offline_context, serve, toc_pages_from, wait_for_mathjax,
 )
 from tools.pdf_page import (
     DROP_PRINT_RULES_JS, OVERFLOW_JS, PART_HEADINGS_JS, PREPARE_JS, footer_template, page_css, part_openings,
@@ -150,7 +150,8 @@ def print_pdf(site: Path = SITE, target: Path = PDF, toc: Path = Path("_toc.yml"
 
     start = time.perf_counter()
     site, target = Path(site), Path(target)
-    pages = toc_pages(toc)
+    parsed = yaml.safe_load(Path(toc).read_text("utf-8"))
+    pages = toc_pages_from(parsed)
     qpdf = missing_qpdf()
     for problem in (missing_book(site, make="make pdf", page=pages[0]), missing_chromium(executable),
                     qpdf if os.environ.get("CI") else None):
@@ -177,7 +178,7 @@ def print_pdf(site: Path = SITE, target: Path = PDF, toc: Path = Path("_toc.yml"
             images = page.evaluate(PREPARE_JS)
             if images["broken"]:
                 raise RuntimeError(f"{len(images['broken'])} images did not load, e.g. {images['broken'][0]}")
-            parts = page.evaluate(PART_HEADINGS_JS, part_openings(yaml.safe_load(Path(toc).read_text("utf-8"))))
+            parts = page.evaluate(PART_HEADINGS_JS, part_openings(parsed))
             page.add_style_tag(content=page_css())
             page.emulate_media(media="print")
             overflow = page.evaluate(OVERFLOW_JS)

@@ -13,9 +13,9 @@ import random
 
 import pytest
 
-from lib.serving import plan, size
+from lib.serving import size
 from lib.serving.sizing import Sizing
-from test_planner import lib_arguments, random_scenario, relative, tab  # noqa: F401 (tab: the page's fixture)
+from test_planner import lib_arguments, random_scenario, relative, scenarios, tab  # noqa: F401 (tab: a fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -42,18 +42,9 @@ def size_arguments(q: dict[str, str]) -> tuple[tuple, dict]:
 
 
 def sizing_scenarios(count: int, seed: int = 20261) -> list[tuple[dict[str, str], Sizing | None]]:
-    """``count`` scenarios that lib.serving.plan and size both accept, each with size's answer."""
-    rng = random.Random(seed)
-    found: list[tuple[dict[str, str], Sizing | None]] = []
-    while len(found) < count:
-        q = sizing_scenario(rng)
-        args, options = size_arguments(q)
-        try:
-            plan(*lib_arguments(q)[0], **lib_arguments(q)[1])
-            found.append((q, size(*args, **options)))
-        except ValueError:
-            continue
-    return found
+    """``count`` scenarios that lib.serving.plan accepts (test_planner.scenarios), each with size's answer."""
+    return [(q, size(*args, **options)) for q in scenarios(count, seed, draw=lambda rng, _: sizing_scenario(rng))
+            for args, options in [size_arguments(q)]]
 
 
 SCENARIOS = sizing_scenarios(SIZING_SCENARIOS)
