@@ -13,7 +13,7 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 BOOK_BUILD := jupyter-book build . --all -W -n --keep-going
 # make test builds from the outputs stored in the notebooks, which its strict nbval passes have just
-# shown equal to a fresh run (tools/stored_config.py); make book, for readers, executes every chapter.
+# shown equal to a fresh run (tools/notebooks/stored_config.py); make book, for readers, executes every chapter.
 STORED_CONFIG := .config-stored-outputs.yml
 NBVAL      := --nbval --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=600
 # pytest workers: one per core, at most 4 (each runs notebooks and Chromium); JOBS=1 runs in order.
@@ -63,7 +63,7 @@ NOT_BROWSER := -m "not browser and not pdf" lib tools tests notebooks $(NBVAL)
 test: $(STAMP)
 	$(PY) -m pytest $(PARALLEL) $(NOT_BROWSER)
 	$(MAKE) --no-print-directory test-other-cpu
-	$(PY) -m tools.stored_config _config.yml $(STORED_CONFIG)
+	$(PY) -m tools.notebooks.stored_config _config.yml $(STORED_CONFIG)
 	$(BOOK_BUILD) --config $(STORED_CONFIG)
 	$(PY) -m tools.pdf --config $(STORED_CONFIG) --skip-without-chromium
 	$(PY) -m pytest $(PARALLEL) -m "browser or pdf" tests
@@ -86,7 +86,7 @@ browser: $(STAMP)
 	$(PY) -m pytest -m browser tests
 
 execute: $(STAMP)
-	$(PY) -m tools.execute $(NB)
+	$(PY) -m tools.notebooks.execute $(NB)
 
 serve: $(STAMP)
 	$(PY) -m http.server --bind 127.0.0.1 --directory $(HTML) $(PORT)
@@ -102,16 +102,16 @@ bench: $(STAMP)
 
 ## Extras for readers and teachers.
 screenshots: $(STAMP)
-	$(PY) -m tools.screenshots $(HTML) _build/screenshots
+	$(PY) -m tools.site.screenshots $(HTML) _build/screenshots
 
 pageweight: $(STAMP)
-	$(PY) -m tools.pageweight $(HTML)
+	$(PY) -m tools.site.pageweight $(HTML)
 
 ## Student notebooks (no solutions, plain Markdown) and the teacher's reading
 ## copies of the full chapters (solutions and outputs, plain Markdown).
 student: $(STAMP)
-	$(PY) -m tools.student notebooks _build/student
-	$(PY) -m tools.student --full notebooks _build/full
+	$(PY) -m tools.teaching.student notebooks _build/student
+	$(PY) -m tools.teaching.student --full notebooks _build/full
 
 ## Two zips: twice-the-devices-workshop.zip (participants: no solutions, no
 ## answer sheet, no teacher's guide) and twice-the-devices-teacher.zip (everything, the PDF
@@ -124,21 +124,21 @@ $(PDF_FILE): $(BOOK_STAMP)
 	$(PY) -m tools.pdf --skip-without-chromium
 
 dist: $(BOOK_STAMP) student $(PDF_FILE)
-	$(PY) -m tools.dist _build/dist
+	$(PY) -m tools.release.dist _build/dist
 
 ## Every package the participant commands install, for every laptop of an offline room (Linux
 ## x86-64, macOS arm64 and x86-64, Windows x86-64; Python 3.11, 3.12, 3.13), into _build/wheels,
 ## outside the bundle; copy its files into the unzipped bundle's wheels/. TORCH=1 adds CPU torch.
 ## It needs only Python with pip and packaging (a participant's environment will do), not the
-## book's toolchain; without make: python -m tools.wheels _build/wheels [--torch].
+## book's toolchain; without make: python -m tools.release.wheels _build/wheels [--torch].
 WHEEL_PY := $(if $(wildcard $(PY)),$(PY),python3)
 
 wheels:
-	$(WHEEL_PY) -m tools.wheels _build/wheels $(if $(TORCH),--torch)
+	$(WHEEL_PY) -m tools.release.wheels _build/wheels $(if $(TORCH),--torch)
 
 ## The participant pins (and torch's, where the registry serves its CPU wheels) resolve for every
 ## platform and Python, with everything they need pinned. Needs the package registry, so it is
 ## not part of `make test`; .ci/run runs it.
 check-wheels:
-	$(WHEEL_PY) -m tools.wheel_check
-	$(WHEEL_PY) -m tools.wheel_check --torch
+	$(WHEEL_PY) -m tools.release.wheel_check
+	$(WHEEL_PY) -m tools.release.wheel_check --torch

@@ -12,7 +12,7 @@
  * message (lib.collectives.bytes_sent) and l_K = l0 + steps(K) delta its
  * startup (lib.collectives.startup_time); the constants per collective, link
  * and protocol, and the presets, come from lib through
- * _static/calculator-data.js (tools/calculator_data.py). In the what-if mode
+ * _static/calculator-data.js (tools/sphinx/calculator_data.py). In the what-if mode
  * Q, l and V are typed and stay fixed whatever K is.
  */
 (function () {

@@ -3,7 +3,7 @@
  *   lib/collectives/nccl.py    tune_allreduce and its helpers (NCCL 2.30.7's tuner)
  *   lib/collectives/startup.py send_time (a pipeline hop), best_collective_time (all-gather, reduce-scatter)
  *   lib/collectives/engine.py  engine_allreduce (vLLM's one- and two-shot kernels, else NCCL)
- * Every constant comes from window.PLANNER_DATA (tools/planner_data.py), read when a function
+ * Every constant comes from window.PLANNER_DATA (tools/sphinx/planner_data.py), read when a function
  * runs, so this file may load before the data. Sets window.PlannerCollectives.
  */
 (function () {

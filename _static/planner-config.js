@@ -2,7 +2,7 @@
  * The layout planner's reader of a Hugging Face config.json (book/planner.md), a mirror of
  * lib/transformer/hf.py: from_hf_config, with its fields, Hugging Face's defaults where a field is
  * absent and its refusals, word for word (each names the field). The architectures it prices come
- * from window.PLANNER_DATA (tools/planner_data.py); the parameter count is planner-model.js's
+ * from window.PLANNER_DATA (tools/sphinx/planner_data.py); the parameter count is planner-model.js's
  * parameterCount (lib/transformer/models.py, parameter_count). Sets window.PlannerConfig.
  */
 (function () {

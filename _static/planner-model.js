@@ -14,7 +14,7 @@
  * lib/serving/capacity.py). Attention run data-parallel (expert_parallel="all", Layout.attention_dp) is
  * priced with vLLM's default exchange only (Engine.expert_exchange "allgather_reducescatter").
  * Collectives are window.PlannerCollectives (planner-collectives.js); every number comes from
- * window.PLANNER_DATA (tools/planner_data.py), read when plan() runs. Sets window.PlannerModel.
+ * window.PLANNER_DATA (tools/sphinx/planner_data.py), read when plan() runs. Sets window.PlannerModel.
  */
 (function () {
   "use strict";

@@ -4,7 +4,7 @@
  * Follows lib/serving/__main__.py's role for the browser: reads a scenario (the form or a
  * link), checks it as lib.serving.plan and lib.serving.Engine check their arguments, and shows
  * plan's rows, best and frontier. Plain JavaScript, no library, nothing fetched: the page works
- * offline. Every number comes from window.PLANNER_DATA, which tools/planner_data.py writes from
+ * offline. Every number comes from window.PLANNER_DATA, which tools/sphinx/planner_data.py writes from
  * lib at build time; the formulas are planner-model.js (lib.serving), planner-capacity.js
  * (lib.serving.capacity), planner-sizing.js (lib.serving.size), planner-collectives.js
  * (lib.collectives) and planner-config.js (lib.transformer.from_hf_config), which the tests in

@@ -1,5 +1,5 @@
 /* The link that carries a tool's scenario: one piece shared by the what-if calculator and
- * the layout planner (each page loads it beside its own script; tools/html_tweaks.py).
+ * the layout planner (each page loads it beside its own script; tools/sphinx/html_tweaks.py).
  *
  * - The address bar belongs to a tool on its own page. The single-page book (the PDF's
  *   source, Sphinx's "singlehtml" builder) holds every tool on one page, so there no tool

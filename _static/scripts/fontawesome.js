@@ -6,7 +6,7 @@
  * its own stylesheet. The web font alone draws the same icons, so the script
  * only added weight to every page of the book. Sphinx copies files from the
  * book's _static folder after the theme's, so this file takes its place;
- * tools/html_tweaks.py keeps Jupyter Book from listing it a second time.
+ * tools/sphinx/html_tweaks.py keeps Jupyter Book from listing it a second time.
  * tests/browser checks that the pages still pass axe-core and screenshots show
  * the header icons.
  */

@@ -42,7 +42,7 @@ least-squares fit (on relative errors) to vLLM's own benchmark of the two
 kernels on four H100s, six sizes from 0.5 to 4 MiB (vLLM pull request
 #24532, table "TP = 4", columns ``ca_1stage`` and ``ca_2stage``; the figures
 are in ``data/published/allreduce_engine_h100_vllm.csv``, and
-``tests/test_engine_allreduce.py`` refits them). The bandwidths are kept as
+``tests/unit/lib/collectives/test_engine.py`` refits them). The bandwidths are kept as
 shares of NVLink 4's 450 GB/s, so that they scale with the link on other
 generations: one-shot reaches 86 % of it, two-shot 48 %.
 

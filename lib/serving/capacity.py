@@ -33,7 +33,7 @@ done in whole steps: a new request first waits out the step in progress
 first token comes at the end of the step that computes its last chunk (a
 whole busy step at least, half a step of rounding on average after a
 longer prompt), so ``TTFT = residual + W + t_busy max(1, n / R + 1/2)``.
-Closed forms only: ``tests/test_capacity.py`` holds them against :func:`lib.queueing.simulate_chunked`, which runs vLLM V1's
+Closed forms only: ``tests/unit/lib/serving/test_capacity.py`` holds them against :func:`lib.queueing.simulate_chunked`, which runs vLLM V1's
 scheduler rules step by step.
 
 **Capacity** is the largest ``lambda`` at which (1) has a solution within

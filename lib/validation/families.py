@@ -7,7 +7,7 @@ the family's constants on the calibration rows *only*, and predicts every
 row. It returns a :class:`Validation`: one record per row (measured,
 predicted, signed error ``e = predicted / measured - 1``, role, distance from
 calibration) and the fitted constants by name. Removing every held-out row
-from the input leaves the constants unchanged (``tests/test_validation.py``
+from the input leaves the constants unchanged (``tests/unit/lib/validation/test_validation.py``
 checks it).
 
 >>> v = validate_prefill()

@@ -16,7 +16,7 @@ import pytest
 
 from layout_support import NARROW, WIDE
 from site_support import PAGES, PageReport, book_html, report_page
-from tools.browser import chromium_path, launch, missing_book, missing_chromium, offline_context, serve
+from tools.site.browser import chromium_path, launch, missing_book, missing_chromium, offline_context, serve
 from tools.prerequisites import require
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from layout_support import WIDE, Navigation, exercise_navigation, measure
-from tools.browser import is_external, toc_pages, wait_for_mathjax
+from tools.site.browser import is_external, toc_pages, wait_for_mathjax
 
 ROOT = Path(__file__).resolve().parents[2]
 

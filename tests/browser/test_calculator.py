@@ -22,7 +22,7 @@ from lib import breakeven, experiment
 from lib.budget import Phase
 from lib.units import GB, ms, s
 from site_support import assert_accessible_and_offline, open_page, query
-from tools.browser import offline_context
+from tools.site.browser import offline_context
 
 pytestmark = pytest.mark.browser
 

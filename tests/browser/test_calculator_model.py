@@ -25,7 +25,7 @@ from lib.experiment import BASE, base_startup
 from lib.units import MB, ms
 from site_support import ROOT
 from test_calculator import OUTPUTS, PAGE, calculator, parse_displayed, read_outputs  # noqa: F401 (fixture)
-from tools.glue import glue_values
+from tools.notebooks.glue import glue_values
 
 pytestmark = pytest.mark.browser
 
@@ -75,7 +75,7 @@ def assert_shows(page, want: dict[str, float], where: str) -> None:
         number, half, _ = parse_displayed(text)
         assert abs(number - value) <= half * (1 + 1e-9) + 1e-300, f"{where}: {name} shows {text!r}, lib {value!r}"
         raw = float(page.locator(f'[data-output="{name}"]').get_attribute("data-value"))
-        # 1e-9: the page's l0 and delta are lib's to 12 significant digits (tools/calculator_data.py).
+        # 1e-9: the page's l0 and delta are lib's to 12 significant digits (tools/sphinx/calculator_data.py).
         assert math.isclose(raw, value, rel_tol=1e-9, abs_tol=1e-12), f"{where}: {name} = {raw!r}, lib {value!r}"
 
 

@@ -21,7 +21,7 @@ import pytest
 from layout_support import NARROW, WIDE, png_facts
 from lib.plotting import MIN_FONT_PT
 from site_support import PAGES, open_page
-from tools.browser import offline_context
+from tools.site.browser import offline_context
 
 pytestmark = pytest.mark.browser
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.browser import resolve, start_tags
+from tools.site.browser import resolve, start_tags
 
 pytestmark = pytest.mark.browser
 

@@ -27,7 +27,7 @@ from lib.serving import best, frontier, plan
 from lib.transformer import PRESETS, ModelConfig
 from lib.units import GB, GiB, TB, ms
 from site_support import assert_accessible_and_offline, open_page, query
-from tools.browser import offline_context
+from tools.site.browser import offline_context
 
 pytestmark = pytest.mark.browser
 
@@ -601,7 +601,7 @@ OWN_FILES = [PAGE, "_static/planner.js", "_static/planner-model.js", "_static/pl
 
 
 #: The most the page's own files may weigh together, as the built site serves them (scripts minified by
-#: tools/minify.py): 150 kB before the third edition's model (engine, formats, steady-state prefill,
+#: tools/sphinx/minify.py): 150 kB before the third edition's model (engine, formats, steady-state prefill,
 #: capacity under targets, sizing, config.json, MoE layouts) came to the page; its issue allows 200 kB.
 OWN_BYTES = 200e3
 

@@ -40,7 +40,7 @@ def _overlap(a, b) -> bool:
 ])
 @pytest.mark.parametrize("width", [1280, 390])
 def test_each_point_named_targets_drawn_labels_clear(browser, base_url, values, tpot, ttft, width):
-    from tools.browser import offline_context
+    from tools.site.browser import offline_context
 
     context = offline_context(browser, viewport={"width": width, "height": 900})
     try:

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.browser
 
 PAGE = "book/planner.html"
 
-#: Hugging Face lists Qwen2.5-32B's safetensors as 32.8B parameters (as tests/test_capacity.py does).
+#: Hugging Face lists Qwen2.5-32B's safetensors as 32.8B parameters (as tests/unit/lib/serving/test_capacity.py does).
 QWEN25_32B_PUBLISHED = 32.8e9
 
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tools.browser import offline_context, wait_for_mathjax
+from tools.site.browser import offline_context, wait_for_mathjax
 from tools.prerequisites import require
-from tools.workshop_plan import load
+from tools.teaching.workshop_plan import load
 
 pytestmark = pytest.mark.browser
 

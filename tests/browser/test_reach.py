@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from site_support import PAGES, ROOT
-from tools.browser import resolve, start_tags
-from tools.data_files import data_files
-from tools.run_note import INSTALL
+from tools.site.browser import resolve, start_tags
+from tools.sphinx.data_files import data_files
+from tools.sphinx.run_note import INSTALL
 
 pytestmark = pytest.mark.browser
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from site_support import PAGES, blocking, tolerated
-from tools.browser import is_external
+from tools.site.browser import is_external
 
 pytestmark = pytest.mark.browser
 

@@ -1,0 +1,81 @@
+"""tools.teaching.participant_html follows links as a browser does, and the participant copy of the built book keeps its promises.
+
+The solutions, search index and student notebooks of the participant book are
+tested on a miniature site in ``tests/book/test_student.py``; here the link and
+image resolution, and (after ``make book``) the real site: no teacher's
+guide, and no search term that only a solution uses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools.teaching.participant_html import ANSWER_PAGES, _shown_text, participant_html
+from tools.teaching.search_index import parse, terms
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _site(tmp_path: Path) -> Path:
+    html = tmp_path / "html"
+    (html / "book" / "answers").mkdir(parents=True)
+    (html / "_images").mkdir()
+    (html / ANSWER_PAGES[0]).write_text("<p>42</p>")
+    (html / "_images" / "a b.png").write_bytes(b"png")
+    (html / "_images" / "unused.png").write_bytes(b"png")
+    (html / "book" / "page.html").write_text(
+        '<ul><li><a href="answers%2Ehtml#q1">Answers</a></li></ul>'
+        '<p>Also <a href="./answers.html?x=1">here</a>.</p>'
+        '<img src="../_images/a%20b.png" alt=""><img src="data:image/png;base64,AA" alt="">')
+    return html
+
+
+def test_escaped_links_to_answer_pages_are_removed(tmp_path):
+    files = participant_html(_site(tmp_path))
+    page = files["book/page.html"].decode()
+    assert "answers" not in page.lower() and "<p>Also here.</p>" in page
+    assert ANSWER_PAGES[0] not in files
+
+
+def test_images_shown_through_escaped_addresses_stay(tmp_path):
+    files = participant_html(_site(tmp_path))
+    assert "_images/a b.png" in files and "_images/unused.png" not in files
+
+
+@pytest.mark.browser
+def test_participant_copy_of_the_built_book_has_no_guide_and_no_solution_only_search_term():
+    """After `make book`: the participant site lacks the teacher's guide, and its search finds no word
+    that only a solution uses (the words are Sphinx's own terms: tools.teaching.search_index.terms).
+
+    Marked ``browser`` so that ``make test`` runs it after the book build.
+    """
+    from bs4 import BeautifulSoup
+
+    html = ROOT / "_build" / "html"
+    if not (html / "index.html").is_file():
+        pytest.fail("No built book at _build/html: run `make book` first.")
+    files = participant_html(html)
+    assert not set(ANSWER_PAGES) & set(files)
+    pages = {name: BeautifulSoup(data.decode("utf-8"), "html.parser") for name, data in files.items()
+             if name.endswith(".html") and isinstance(data, bytes)}
+    linking = [name for name, soup in pages.items()
+               if any(a["href"].split("#")[0].endswith("workshop.html") for a in soup.find_all("a", href=True))]
+    assert not linking, f"pages still link to the teacher's guide: {linking}"
+    assert not any("Common stumbling points" in soup.get_text() for soup in pages.values())
+
+    solutions = set()
+    for path in html.rglob("*.html"):
+        for block in BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser").select("div.solution"):
+            solutions |= terms(block.get_text(" ")) | terms(block.get_text(""))
+    shown = set().union(*(terms(_shown_text(soup)) for soup in pages.values()))
+    solution_only = solutions - shown
+    teacher = parse((html / "searchindex.js").read_text(encoding="utf-8"))[1]
+    assert solution_only & set(teacher["terms"]), "no solution-only term in the book's index: nothing tested"
+    participant = parse(files["searchindex.js"].decode("utf-8"))[1]
+    leaked = solution_only & (set(participant["terms"]) | set(participant["titleterms"]))
+    assert not leaked, f"the participant search finds words only solutions use: {sorted(leaked)[:20]}"
+    guide = participant["docnames"].index("book/workshop")
+    found = [term for term, docs in participant["terms"].items() if guide in (docs if isinstance(docs, list) else [docs])]
+    assert not found, f"the search still leads to the teacher's guide: {found[:10]}"

@@ -1,0 +1,132 @@
+"""The packages of the workshop, as wheels for every laptop of an offline room: ``python -m tools.release.wheels FOLDER``.
+
+:func:`prepare_wheels` fills a folder, outside the bundle, with the wheels of
+``requirements-participant.txt`` for every target of
+:func:`tools.release.wheel_targets.targets` (Linux x86-64, macOS on Apple silicon and
+on Intel, Windows x86-64; Python 3.11, 3.12 and 3.13) by :func:`download_wheels`,
+plus a wheel of the project itself (:func:`project_wheel`), so that ``pip
+install --no-index --find-links wheels`` needs nothing else on any of them:
+pip on each laptop picks the files for its own system and Python. With
+``--torch`` it adds torch and its pinned dependencies
+(``requirements-participant-torch.txt``) where torch has CPU wheels
+(:data:`tools.release.wheel_targets.TORCH`; Linux's from PyTorch's CPU index).
+
+It needs only Python, pip and ``packaging`` (all in a participant's
+environment), not ``make`` and none of the book's tools, so it runs on Windows
+too, in a clone of the repository::
+
+    python -m tools.release.wheels _build/wheels                     # every platform and Python
+    python -m tools.release.wheels _build/wheels --torch             # ... and CPU torch
+    python -m tools.release.wheels _build/wheels --platform windows-x86_64 --python 3.12
+
+Running it again into the same folder downloads only what is missing.
+
+>>> [name for name in sorted(__all__)][:2]
+['download_wheels', 'folder_megabytes']
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tools.release.bundle_files import CACHE_FOLDERS
+from tools.release.wheel_targets import (
+    PLATFORMS, TORCH, Target, pins_for, pip_target_options, requirement_files, requirement_lines, targets,
+)
+
+__all__ = ["download_wheels", "project_wheel", "prepare_wheels", "folder_megabytes", "main"]
+
+
+def _pip(python: str, *args: str) -> None:
+    """Run ``python -m pip ARGS``, showing the command; raise if it fails."""
+    command = [python, "-m", "pip", *args]
+    print("$", " ".join(command), flush=True)
+    subprocess.run(command, check=True)
+
+
+def download_wheels(target: Path, root: Path = Path("."), chosen: list[Target] | None = None,
+                    torch: bool = False, python: str = sys.executable) -> Path:
+    """``pip download --no-deps`` the pins of ``requirements-participant.txt`` for each of ``chosen``.
+
+    ``chosen`` defaults to every target. With ``torch``, also the pins of
+    ``requirements-participant-torch.txt`` for the chosen targets where torch
+    has CPU wheels. Markers are evaluated for each target, not for this
+    machine (:func:`tools.release.wheel_targets.pins_for`).
+    """
+    target, root = Path(target), Path(root)
+    target.mkdir(parents=True, exist_ok=True)
+    for laptop in chosen or targets():
+        for name, for_torch in requirement_files(torch):
+            if for_torch and laptop.platform not in TORCH:
+                print(f"# {laptop}: torch has no CPU wheel here; chapter 10 reads the committed run", flush=True)
+                continue
+            pins = pins_for(requirement_lines(root / name), laptop)
+            _pip(python, "download", "--no-deps", "--disable-pip-version-check", "--quiet",
+                 *pip_target_options(laptop, for_torch), "-d", str(target), *pins)
+    return target
+
+
+def project_wheel(target: Path, root: Path = Path("."), python: str = sys.executable) -> Path:
+    """Build the wheel of the project (``lib``) into ``target`` from a clean copy; return its path.
+
+    Built from a temporary copy of ``lib/``, ``share/`` (JupyterLab's
+    settings for the room) and ``pyproject.toml``, so that no ``build/`` or
+    ``*.egg-info`` folder lands in the repository.
+    """
+    root, target = Path(root), Path(target)
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(root / "lib", Path(tmp) / "lib", ignore=shutil.ignore_patterns(*CACHE_FOLDERS, "*.pyc"))
+        shutil.copytree(root / "share", Path(tmp) / "share")
+        shutil.copy2(root / "pyproject.toml", Path(tmp) / "pyproject.toml")
+        before = set(target.glob("*.whl"))
+        _pip(python, "wheel", "--no-deps", "--disable-pip-version-check", "-q", tmp, "-w", str(target))
+    built = sorted(set(target.glob("twice_the_devices-*.whl")) - before) or sorted(
+        target.glob("twice_the_devices-*.whl"), key=lambda p: p.stat().st_mtime)
+    return built[-1]
+
+
+def prepare_wheels(target: Path, root: Path = Path("."), chosen: list[Target] | None = None,
+                   torch: bool = False, python: str = sys.executable) -> Path:
+    """Everything :data:`tools.release.dist.PARTICIPANT_COMMANDS` installs, for each of ``chosen``, as wheels in ``target``."""
+    download_wheels(target, root, chosen, torch, python)
+    project_wheel(target, root, python)
+    return Path(target)
+
+
+def folder_megabytes(folder: Path) -> float:
+    """The size of every file under ``folder`` together, in MB (10**6 bytes).
+
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "a.whl").write_bytes(b"x" * 1_500_000)
+    ...     folder_megabytes(Path(tmp))
+    1.5
+    """
+    return sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file()) / 1e6
+
+
+def main(argv: list[str] | None = None) -> Path:
+    """Command line: ``python -m tools.release.wheels FOLDER [--torch] [--platform P ...] [--python V ...]``."""
+    parser = argparse.ArgumentParser(prog="python -m tools.release.wheels", description=__doc__.split("\n")[0])
+    parser.add_argument("folder", type=Path, help="where the wheels go (outside the bundle), e.g. _build/wheels")
+    parser.add_argument("--torch", action="store_true", help="also CPU torch, for chapter 10's live run")
+    parser.add_argument("--platform", action="append", choices=sorted(PLATFORMS), help="default: all")
+    parser.add_argument("--python", action="append", help="e.g. 3.12 (default: 3.11, 3.12, 3.13)")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    prepare_wheels(args.folder, Path("."), targets(args.platform, args.python), args.torch)
+    count = len(list(args.folder.glob("*.whl")))
+    print(f"wrote {count} wheels to {args.folder} ({folder_megabytes(args.folder):.0f} MB) in "
+          f"{time.perf_counter() - start:.0f} s. Copy the files, not the folder, into the unzipped bundle's "
+          f"wheels/ (book/workshop.md).")
+    return args.folder
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The built site in the system Chromium: opening it, screenshots, page weight."""

@@ -1,0 +1,1 @@
+"""Sphinx extensions of the book: page tweaks, the interactive pages' data, workshop pages, data downloads."""

@@ -1,0 +1,1 @@
+"""Teaching material made from the chapters: student copies, the answer sheet, the workshop plan."""
