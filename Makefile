@@ -23,7 +23,7 @@ PARALLEL   := -n $(JOBS) --dist loadfile
 # Another x86-64 CPU, emulated: numpy without AVX/AVX2/FMA kernels, OpenBLAS's oldest SSE3 kernels.
 OTHER_CPU  := NPY_DISABLE_CPU_FEATURES="AVX2 FMA3 F16C AVX" OPENBLAS_CORETYPE=Prescott
 
-.PHONY: all venv book pdf test FORCE unit test-other-cpu bench browser execute serve clean screenshots student dist wheels check-wheels pageweight
+.PHONY: all venv book pdf lint check test FORCE unit test-other-cpu bench browser execute serve clean screenshots student dist wheels check-wheels pageweight
 
 all: book
 
@@ -54,29 +54,47 @@ $(BOOK_STAMP): $(STAMP) $(BOOK_SOURCES) $(if $(FORCE),FORCE)
 pdf: $(STAMP)
 	$(PY) -m tools.pdf
 
-## test: unit tests, doctests, property tests, the workflow lint and strict nbval in one
-## pytest run, all of them again on an emulated older CPU, then the strict book build (from
-## the stored outputs nbval has just checked), the PDF, and the browser and PDF tests against
-## them. Without Chromium (and not in CI) the PDF is skipped, and its tests with it.
-NOT_BROWSER := -m "not browser and not pdf" lib tools tests notebooks $(NBVAL)
+## Three tiers (the README gives each one's time):
+##   make check  ruff, then the unit tests and doctests of lib and tools: the inner loop, seconds.
+##   make test   every test once: unit, doctest, property, book and release tests; strict nbval over
+##               every chapter; the same chapters and every test marked `stored` (a float computed
+##               here compared with a committed value) again on an emulated older CPU; the book from
+##               the stored outputs nbval has just checked; the PDF; the browser and PDF tests.
+##               Each part is timed (tools/timed.py) and the log ends with the table.
+##   .ci/run     make test, then what needs the package registry (make check-wheels).
+## Without Chromium (and not in CI) the PDF is skipped, and its tests with it.
+LINTED     := lib tools tests conftest.py
+DURATIONS  := --durations=25
+TIMED      := $(PY) -m tools.timed
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
+
+check: lint
+	$(PY) -m pytest $(PARALLEL) lib tools tests/unit
 
 test: $(STAMP)
-	$(PY) -m pytest $(PARALLEL) $(NOT_BROWSER)
-	$(MAKE) --no-print-directory test-other-cpu
-	$(PY) -m tools.notebooks.stored_config _config.yml $(STORED_CONFIG)
-	$(BOOK_BUILD) --config $(STORED_CONFIG)
-	$(PY) -m tools.pdf --config $(STORED_CONFIG) --skip-without-chromium
-	$(PY) -m pytest $(PARALLEL) -m "browser or pdf" tests
+	@$(TIMED) --start
+	@$(TIMED) lint $(MAKE) --no-print-directory lint
+	@$(TIMED) tests $(PY) -m pytest $(PARALLEL) $(DURATIONS) -m "not browser and not pdf" lib tools tests
+	@$(TIMED) nbval $(PY) -m pytest $(PARALLEL) $(DURATIONS) notebooks $(NBVAL)
+	@$(TIMED) other-cpu $(MAKE) --no-print-directory test-other-cpu
+	@$(TIMED) book sh -c '$(PY) -m tools.notebooks.stored_config _config.yml $(STORED_CONFIG) && \
+	    $(BOOK_BUILD) --config $(STORED_CONFIG)'
+	@$(TIMED) pdf $(PY) -m tools.pdf --config $(STORED_CONFIG) --skip-without-chromium
+	@$(TIMED) browser $(PY) -m pytest $(PARALLEL) $(DURATIONS) -m "browser or pdf" tests
+	@$(TIMED) --summary
 
 unit: $(STAMP)
-	$(PY) -m pytest -m "not browser and not pdf" lib tools tests
+	$(PY) -m pytest $(PARALLEL) -m "not browser and not pdf" lib tools tests
 
-## Every test that needs no browser, on an emulated older x86-64 CPU: a float that only one
-## CPU reproduces, compared exactly in a test or a stored output, fails here, not on a
-## reader's laptop.
+## The chapters and every test marked `stored`, on an emulated older x86-64 CPU: a float that only
+## one CPU reproduces, compared exactly in a test or a stored output, fails here, not on a
+## reader's laptop. (nbval's cells and lib's doctests count as stored: tools/notebooks/nbval_rules.py.)
 test-other-cpu: $(STAMP)
 ifeq ($(shell uname -m),x86_64)
-	$(OTHER_CPU) $(PY) -m pytest $(PARALLEL) -p no:cacheprovider $(NOT_BROWSER)
+	$(OTHER_CPU) $(PY) -m pytest $(PARALLEL) -p no:cacheprovider -m stored lib tests notebooks $(NBVAL)
 else
 	@echo "test-other-cpu: not run; the CPU emulation ($(OTHER_CPU)) needs x86-64, this is $(shell uname -m)"
 endif

@@ -1,7 +1,7 @@
 """What strict nbval compares in this book, so that ``make test`` passes on any CPU.
 
 A pytest plugin (loaded by the root ``conftest.py``; pass ``-p tools.notebooks.nbval_rules``
-when running pytest on a notebook outside the repository). Two rules:
+when running pytest on a notebook outside the repository). Two rules, and one mark:
 
 1. **Images are never compared byte for byte.** nbval already skips
    ``image/png`` and ``image/jpeg``, but myst-nb's ``glue(name, fig)`` stores
@@ -14,6 +14,12 @@ when running pytest on a notebook outside the repository). Two rules:
    CPU's SIMD kernels. Numbers in text outputs whose relative difference is
    below :data:`RELATIVE_TOLERANCE` count as equal; every other character,
    integers included, is still compared exactly.
+
+3. **Stored outputs are marked** ``stored``, as are the doctests of ``lib``
+   (:func:`pytest_collection_modifyitems`): both compare what this CPU
+   computes with text written down earlier, so the emulated-CPU pass of
+   ``make test`` (``pytest -m stored``) runs them with the tests that compare
+   a computed float with a committed file.
 
 Values that differ by more than rounding between CPUs (ulp counts, errors of a
 float split, timings) are not covered by rule 2: the cell that shows them is
@@ -32,11 +38,13 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
+import pytest
 from myst_nb.ext.glue import GLUE_PREFIX
 from nbval.plugin import IPyNbCell, IPyNbFile
 
-__all__ = ["IMAGE_MIMETYPES", "RELATIVE_TOLERANCE", "numbers_match", "with_tolerance"]
+__all__ = ["IMAGE_MIMETYPES", "RELATIVE_TOLERANCE", "is_stored_output", "numbers_match", "with_tolerance"]
 
 #: Every image mimetype nbval must not compare: displayed and glued.
 IMAGE_MIMETYPES = tuple(
@@ -129,3 +137,26 @@ def pytest_configure(config):
 
     IPyNbFile.__init__, IPyNbCell.compare_outputs = init, compare_outputs
     IPyNbCell._book_rules = True
+
+
+def is_stored_output(item, root: Path) -> bool:
+    """True for a notebook cell nbval compares, or a doctest of a module under ``root/lib``.
+
+    >>> class DoctestItem:
+    ...     path = Path("/repo/tests/unit/lib/test_budget.py")
+    >>> is_stored_output(DoctestItem(), Path("/repo"))
+    False
+    >>> DoctestItem.path = Path("/repo/lib/budget.py")
+    >>> is_stored_output(DoctestItem(), Path("/repo"))
+    True
+    """
+    if isinstance(item, IPyNbCell):
+        return True
+    return type(item).__name__ == "DoctestItem" and Path(item.path).is_relative_to(root / "lib")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every item :func:`is_stored_output` finds with ``stored``."""
+    for item in items:
+        if is_stored_output(item, config.rootpath):
+            item.add_marker(pytest.mark.stored)

@@ -15,6 +15,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+import phase_strategies
+
 from lib import units
 from lib.budget import Phase
 from lib.experiment import BASE
@@ -109,11 +111,11 @@ def test_speedup_undefined_when_nothing_takes_time():
 
 # --- properties -------------------------------------------------------------
 
-times = st.floats(0, 10, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+times = phase_strategies.zero_or_between(0.0, 10.0, phase_strategies.SHORTEST_TIME)
 efficiencies = st.floats(0.01, 1.0)
 counts = st.integers(0, 64)
 device_counts = st.integers(1, 64)
-sizes = st.floats(0, 1e10, allow_nan=False, allow_infinity=False, allow_subnormal=False)
+sizes = phase_strategies.zero_or_between(0.0, 1e10, phase_strategies.SMALLEST_MESSAGE)
 bandwidths = st.floats(1e3, 1e13)
 
 

@@ -61,6 +61,7 @@ def _relative_fit(moved, seconds):
     return alpha, 1 / per_byte
 
 
+@pytest.mark.stored
 @pytest.mark.parametrize("kernel, moved", [(engine.ONE_SHOT, lambda n: 3 * n), (engine.TWO_SHOT, lambda n: 1.5 * n)])
 def test_the_kernel_constants_are_a_fit_to_vllms_benchmark(kernel, moved):
     # PR #24532's table on four H100s: one-shot moves (K - 1) n, two-shot 2 (K - 1) / K n per GPU.

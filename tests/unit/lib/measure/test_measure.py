@@ -259,6 +259,7 @@ def committed_run() -> tuple[dict, dict]:
     return stored, json.loads(json.dumps(report.reanalyse(stored)))
 
 
+@pytest.mark.stored
 def test_the_committed_run_is_what_the_analysis_gives(committed_run):
     """Chapter 10 quotes data/measure_cpu_gloo.json: its every interval and prediction must follow from its samples.
 
@@ -278,6 +279,7 @@ def _perturbed(result: dict, change) -> dict:
     return copy
 
 
+@pytest.mark.stored
 def test_the_committed_run_comparison_tolerates_rounding_and_nothing_more(committed_run):
     stored, again = committed_run
     parts = _committed_parts(again)

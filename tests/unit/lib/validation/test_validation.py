@@ -186,6 +186,7 @@ def test_the_constant_check_can_fail_a_calibration_row_moves_a_constant():
 
 # The engine defaults, refitted from data/published.
 
+@pytest.mark.stored
 def test_refitting_gives_the_engine_defaults():
     cal = calibrate_serving()
     assert cal.memory_efficiency == pytest.approx(serving_engine.MEMORY_EFFICIENCY, rel=1e-9)   # a ratio
