@@ -110,11 +110,19 @@ def scalar_count(name: str, value: Any, minimum: int = 0) -> int:
 
     >>> scalar_count("servers", 2.0, minimum=1)
     2
+    >>> scalar_count("servers", 0, minimum=1)
+    Traceback (most recent call last):
+    ...
+    ValueError: servers must be >= 1, got 0
     >>> scalar_count("servers", [1, 2], minimum=1)
     Traceback (most recent call last):
     ...
     ValueError: servers must be a scalar (a single whole number, not an array), got [1, 2]
     """
+    if type(value) is int:  # the common case, checked without numpy
+        if value < minimum:
+            raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+        return value
     return int(_single(name, value, count(name, value, minimum), "whole number"))
 
 

@@ -15,6 +15,7 @@ order, as launchers place ranks.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from lib import _checks
@@ -145,7 +146,15 @@ def check_layout(config: ModelConfig, layout: Layout) -> None:
     Traceback (most recent call last):
     ...
     ValueError: tp must split the 32 heads, 8 KV heads and MLP width 14336 of Llama-3 8B evenly (see valid_tp_degrees), got 3
+
+    A pair that passed is remembered (both are frozen), so the pricing
+    functions that call this for every pass pay for the check once.
     """
+    _check_layout(config, layout)
+
+
+@functools.lru_cache(maxsize=4096)
+def _check_layout(config: ModelConfig, layout: Layout) -> None:
     if layout.expert_parallel:
         if config.experts == 1:
             raise ValueError(f"expert_parallel needs a mixture of experts; {config.name} is dense")
