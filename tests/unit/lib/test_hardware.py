@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from lib import hardware
-from lib.units import GB, GiB, TB, s, us
+from lib.hardware import DEVICES
+from lib.units import GB, GiB, MiB, TB, s, us
 
 BIB_KEYS = set(re.findall(r"^@\w+\{([^,]+),", (Path(__file__).parents[3] / "references.bib").read_text(), re.M))
 
@@ -70,3 +71,19 @@ def test_book_assumptions_name_catalogue_entries():
 def test_unknown_names_are_refused_with_the_choices(lookup, bad):
     with pytest.raises(ValueError, match=f"must be one of .*got {bad!r}"):
         lookup(bad)
+
+
+def test_the_catalogue_holds_what_the_driver_reports():
+    # nvidia-smi's totals, in MiB: the L4 sold as 24GB has 23,034 MiB, not 24 GiB.
+    assert DEVICES["l4"].memory_bytes == 23034 * MiB < 24 * GiB
+    assert DEVICES["l40s"].memory_bytes == 46068 * MiB and DEVICES["h100-sxm"].memory_bytes == 81559 * MiB
+    for device in DEVICES.values():
+        assert device.memory_note and device.memory_label
+
+
+def test_every_peak_cites_a_datasheet():
+    for slug, device in DEVICES.items():
+        assert device.source and device.source_note, slug
+        if device.fp8_flops:
+            assert "FP8" in device.source_note, slug
+            assert 1.99 < device.fp8_flops / device.peak_flops < 2.03, slug   # the L40S prints 733 and 362.05

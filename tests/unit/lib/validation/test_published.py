@@ -1,14 +1,16 @@
-"""data/published: every CSV loads, has its schema, the right unit for each quantity, and a source on every row."""
+"""Tests for lib.validation.published and data/published: every CSV loads, has its schema, the right unit for each
+quantity, and a source on every row."""
 
 from __future__ import annotations
 
 import csv
 import importlib.util
+import math
 import re
 
 import pytest
 
-from lib.validation.published import DATA_DIR, load_published
+from lib.validation.published import DATA_DIR, allreduce_sweep, load_published, rounding_error
 from lib.validation.schemas import (ALGORITHM_DATASETS, ALLREDUCE_DATASETS, BATCH_DATASETS, COLLECTIVE_COLUMNS,
                                     COLLECTIVE_DATASETS, DATASETS, DECODE_COLUMNS, DECODE_DATASETS, DEVICE_COLUMNS,
                                     LOAD_DATASETS, NOT_RECHECKABLE, QUANTITY_UNITS, SERVING_COLUMNS, TTFT_DATASETS,
@@ -388,3 +390,34 @@ def test_recheck_reads_magicdec_html_trtllm_output_and_deepep_cells(recheck):
     line = "- Each H800 node delivers an average throughput of ~73.7k tokens/s input (including cache hits)"
     assert recheck.extract(sentence, line, [line], 1)[0] == "73.7"
     assert recheck.extract(dict(sentence, value="14.8"), line, [line], 1)[0] != "14.8"
+
+
+def test_load_published_types_and_refuses_unknown_names():
+    rows = load_published("decode_gptfast_a100")
+    oom = [r for r in rows if r["status"] == "OOM"]
+    assert oom and all(r["value"] is None and r["value_si"] is None for r in oom)
+    assert all(isinstance(r["tp"], int) and r["output_tokens"] is None for r in rows)
+    offline = [r for r in load_published("serving_sglang_vllm060") if r["request_rate"] == math.inf]
+    assert offline and all(r["concurrency"] is None for r in offline)
+    rows[0]["value"] = -1.0                                    # a copy: the cached rows stay as printed
+    assert load_published("decode_gptfast_a100")[0]["value"] != -1.0
+    with pytest.raises(ValueError, match="name must be one of"):
+        load_published("../README")
+
+
+def test_sweep_derives_time_from_busbw_where_no_time_is_printed():
+    sweep = allreduce_sweep("allreduce_h200_8gpu_mle")
+    assert sweep.derived.all() and not sweep.dropped
+    # 16 GiB at 482.26 GB/s busbw on 8 GPUs: time = n * 2 * 7 / 8 / busbw.
+    assert sweep.time[-1] == pytest.approx(16 * 2**30 * 1.75 / 482.26e9, rel=1e-12)
+    printed = allreduce_sweep("allreduce_a100_8gpu_mle")
+    assert not printed.derived.any() and printed.time[0] == pytest.approx(43.83e-6)
+
+
+def test_coarse_figures_are_dropped_and_the_threshold_is_checked():
+    assert allreduce_sweep("allreduce_b200_32gpu_mle", max_rounding=0.2).dropped == (32768,)
+    with pytest.raises(ValueError, match="max_rounding"):
+        allreduce_sweep("allreduce_b200_32gpu_mle", max_rounding=0.0)
+    assert rounding_error("12.5") == pytest.approx(0.05 / 12.5)
+    with pytest.raises(ValueError, match="printed"):
+        rounding_error("OOM")

@@ -1,5 +1,4 @@
-"""Tests for mixture-of-experts serving: latent attention's cache, attention run data-parallel, the expert
-exchange, and the busiest device of an expert-parallel step."""
+"""Tests for lib.serving.operators: experts touched, one pass's work, the expert exchange."""
 
 from __future__ import annotations
 
@@ -14,39 +13,9 @@ from lib.collectives import best_collective_time
 from lib.serving import Cluster, Layout
 from lib.serving.engine import DISPATCH_BYTES, configure
 from lib.serving.operators import expert_exchange, pass_work
-from lib.transformer import PRESETS
+from serving_support import DEEPSEEK
 
 H200 = Cluster("h200")
-DEEPSEEK = PRESETS["deepseek-v3"]
-
-
-def test_latent_attention_caches_one_latent_per_token_and_layer():
-    # DeepSeek-V3: kv_lora_rank 512 + rope 64 numbers per token per layer, 61 layers, 16 bits.
-    assert transformer.kv_cache_bytes_per_token(DEEPSEEK) == (512 + 64) * 61 * 2
-    # Tensor parallelism cannot split a latent: every rank holds all of it.
-    for tp in (1, 2, 8):
-        assert serving.kv_bytes_per_token_per_device(DEEPSEEK, Layout(tp=tp)) == (512 + 64) * 61 * 2
-
-
-def test_attention_data_parallel_ranks_cache_their_own_sequences():
-    adp, tp = Layout(8, 1, 1, True, True), Layout(8, 1, 1, True, False)
-    engine = configure("h200", weight_format="fp8")
-    tokens_adp = serving.kv_token_capacity(DEEPSEEK, "h200", adp, engine)
-    fit = serving.memory_fit(DEEPSEEK, "h200", adp, 64, 2048, engine)
-    room = fit.usable - fit.weights - fit.activations
-    per_token = serving.kv_bytes_per_token_per_device(DEEPSEEK, adp)
-    # Eight ranks each hold their own sequences' whole latents.
-    assert tokens_adp == pytest.approx(8 * room / per_token, rel=1e-9)
-    assert fit.kv_cache == pytest.approx(64 * 2048 * per_token / 8, rel=1e-9)
-    # The attention weights are whole on every rank, so each rank has less room, yet the group caches more.
-    assert serving.memory_fit(DEEPSEEK, "h200", tp, 64, 2048, engine).weights < fit.weights
-    assert tokens_adp > 5 * serving.kv_token_capacity(DEEPSEEK, "h200", tp, engine)
-
-
-def test_scheduler_limits_multiply_with_the_ranks():
-    engine = configure("h200")
-    assert engine.replica_limits(Layout(8, 1, 1, True, True)) == (8 * 1024, 8 * 8192)
-    assert engine.replica_limits(Layout(8, 1, 1, True, False)) == (1024, 8192)
 
 
 def test_a_prompt_is_one_ranks_attention():
@@ -110,14 +79,6 @@ def test_a_large_batch_reads_most_of_deepseeks_experts_but_sixteen_tokens_do_not
     assert touched[1] / 256 > 0.99
 
 
-def test_plan_lists_attention_data_parallel_layouts_and_they_fit_where_tp_does():
-    rows = serving.plan(DEEPSEEK, "h200", 16, 256, 1024, 256, expert_parallel="all", weight_format="fp8")
-    names = {r.layout.name: r for r in rows}
-    assert {"tp8-pp1-dp2", "ep8-pp1-dp2", "adp8-ep8-pp1-dp2", "adp16-ep16-pp1-dp1"} <= set(names)
-    assert names["adp8-ep8-pp1-dp2"].fits and names["tp8-pp1-dp2"].fits
-    assert not names["tp1-pp1-dp16"].fits
-
-
 @pytest.mark.parametrize("call,name", [
     (lambda: configure("h200", expert_exchange="nccl"), "expert_exchange"),
     (lambda: expert_exchange(DEEPSEEK, "pplx", 1, 1), "exchange"),
@@ -128,3 +89,20 @@ def test_plan_lists_attention_data_parallel_layouts_and_they_fit_where_tp_does()
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# --- the per-operator roofline ------------------------------------------------------------------
+
+def test_expected_experts_touched():
+    assert serving.expected_experts_touched(8, 2, 1) == pytest.approx(2.0)
+    assert serving.expected_experts_touched(8, 2, 16) == pytest.approx(8 * (1 - 0.75**16))
+    assert serving.expected_experts_touched(8, 2, 0) == 0
+
+
+@given(st.integers(1, 64), st.integers(1, 8), st.floats(0, 1e5))
+def test_experts_touched_stays_between_top_k_and_all(experts, k, tokens):
+    k = min(k, experts)
+    touched = serving.expected_experts_touched(experts, k, tokens)
+    assert 0 <= touched <= experts + 1e-9
+    if tokens >= 1:
+        assert touched >= k - 1e-9
