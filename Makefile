@@ -55,7 +55,7 @@ pdf: $(STAMP)
 	$(PY) -m tools.pdf
 
 ## Three tiers (the README gives each one's time):
-##   make check  ruff, then the unit tests and doctests of lib and tools: the inner loop, seconds.
+##   make check  ruff, then the unit tests and doctests of lib and tools but those marked slow: the inner loop.
 ##   make test   every test once: unit, doctest, property, book and release tests; strict nbval over
 ##               every chapter; the same chapters and every test marked `stored` (a float computed
 ##               here compared with a committed value) again on an emulated older CPU; the book from
@@ -72,7 +72,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check $(LINTED)
 
 check: lint
-	$(PY) -m pytest $(PARALLEL) lib tools tests/unit
+	$(PY) -m pytest $(PARALLEL) -m "not slow" lib tools tests/unit
 
 test: $(STAMP)
 	@$(TIMED) --start

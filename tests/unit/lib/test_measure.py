@@ -41,6 +41,7 @@ def _children() -> set[int]:
     return {child.pid for child in psutil.Process().children(recursive=True)}
 
 
+@pytest.mark.slow
 def test_split_mlp_equals_whole_on_two_ranks():
     before = _children()
     result = measure.check_split(devices=2, hidden=64, backend="gloo", timeout=120)
@@ -49,6 +50,7 @@ def test_split_mlp_equals_whole_on_two_ranks():
     assert _children() <= before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["kill", "exit"])
 def test_failed_rank_ends_every_process(mode):
     before = _children()
@@ -58,6 +60,7 @@ def test_failed_rank_ends_every_process(mode):
     assert not survivors, f"orphan processes: {survivors}"
 
 
+@pytest.mark.slow
 def test_a_taken_port_is_retried_once_on_a_fresh_one(monkeypatch):
     # Another program listens on the first port handed out, as if it grabbed it after free_port().
     before = _children()
@@ -79,6 +82,7 @@ def test_a_taken_port_is_retried_once_on_a_fresh_one(monkeypatch):
     assert _children() <= before
 
 
+@pytest.mark.slow
 def test_a_port_taken_twice_fails_with_the_ranks_error(monkeypatch):
     before = _children()
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as squatter:
@@ -90,6 +94,7 @@ def test_a_port_taken_twice_fails_with_the_ranks_error(monkeypatch):
     assert _children() <= before
 
 
+@pytest.mark.slow
 def test_hung_rank_ends_every_process_after_the_timeout():
     before = _children()
     with pytest.raises(measure.MeasureError, match="timeout"):

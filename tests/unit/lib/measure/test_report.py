@@ -94,6 +94,7 @@ def committed_run() -> tuple[dict, dict]:
     return stored, json.loads(json.dumps(report.reanalyse(stored)))
 
 
+@pytest.mark.slow
 @pytest.mark.stored
 def test_the_committed_run_is_what_the_analysis_gives(committed_run):
     """Chapter 10 quotes data/measure_cpu_gloo.json: its every interval and prediction must follow from its samples.
@@ -114,6 +115,7 @@ def _perturbed(result: dict, change) -> dict:
     return copy
 
 
+@pytest.mark.slow
 @pytest.mark.stored
 def test_the_committed_run_comparison_tolerates_rounding_and_nothing_more(committed_run):
     stored, again = committed_run
@@ -161,6 +163,7 @@ def _noisy_raw(seed: int) -> dict:
     return raw
 
 
+@pytest.mark.slow
 def test_two_hundred_noisy_runs_never_fail_and_count_their_unphysical_resamples():
     unphysical_runs = constrained_runs = 0
     for seed in range(200):

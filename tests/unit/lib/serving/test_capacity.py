@@ -91,6 +91,7 @@ SCENARIOS = st.tuples(st.sampled_from(["llama-3-8b", "mistral-7b", "llama-3-70b"
                       st.integers(64, 4096), st.integers(16, 1024))
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(SCENARIOS, st.floats(0.05, 2.0), st.floats(5e-3, 0.2), st.floats(1.0, 3.0))
 def test_looser_targets_never_lower_capacity(scenario, ttft, tpot, looser):
@@ -103,6 +104,7 @@ def test_looser_targets_never_lower_capacity(scenario, ttft, tpot, looser):
     assert loose.rate <= free.rate * (1 + 1e-6) + 1e-12
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(SCENARIOS)
 def test_without_targets_capacity_is_the_steady_state_throughput_over_the_output(scenario):
@@ -119,6 +121,7 @@ def test_without_targets_capacity_is_the_steady_state_throughput_over_the_output
 @settings(max_examples=10, deadline=None)
 @given(st.sampled_from(["llama-3-8b", "mistral-7b"]), st.sampled_from(["l4", "a100-80gb"]),
        st.integers(1, 6), st.integers(1, 3))
+@pytest.mark.slow
 def test_more_devices_never_lower_the_best_total_capacity(key, device, devices, extra):
     kwargs = dict(ttft_limit=0.5, tpot_limit=80 * ms)
     fewer = serving.best_capacity(PRESETS[key], device, devices, 512, 128, **kwargs)
@@ -144,6 +147,7 @@ def _step_function(config, cluster, layout, engine, workload):
     ("llama-3-8b", "a100-80gb", 512, 128, Layout()),
     ("llama-3-70b", "h100-sxm", 2048, 256, Layout(tp=4)),
 ])
+@pytest.mark.slow
 def test_the_closed_form_capacity_agrees_with_the_scheduler_simulation(key, device, prompt, output, layout):
     """Stated tolerance: the simulated p90 latencies meet the targets at 85 % of the closed-form capacity and
     miss one of them at 125 %; concurrency and mean TPOT agree within 10 % at half the capacity."""
@@ -189,6 +193,7 @@ def test_the_scheduler_refuses_a_request_that_can_never_fit():
 
 # --- the planner ranks by capacity, sizing ----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_plan_with_targets_ranks_by_capacity_per_device_and_names_what_binds():
     rows = serving.plan(PRESETS["llama-3-70b"], "h100-sxm", 8, 64, 1024, 256, ttft_limit=1.0, tpot_limit=50 * ms,
                         weight_format="fp8")
@@ -198,6 +203,7 @@ def test_plan_with_targets_ranks_by_capacity_per_device_and_names_what_binds():
     assert chosen.capacity_tpot <= 50 * ms and chosen.capacity_ttft <= 1.0
 
 
+@pytest.mark.slow
 def test_sizing_finds_the_fewest_devices_and_one_fewer_fails():
     targets = dict(ttft_limit=1.0, tpot_limit=50 * ms, weight_format="fp8")
     plan = serving.size(PRESETS["llama-3-70b"], "h100-sxm", 20.0, 1024, 256, **targets)
@@ -208,6 +214,7 @@ def test_sizing_finds_the_fewest_devices_and_one_fewer_fails():
     assert best is None or best.capacity.rate < 20.0
 
 
+@pytest.mark.slow
 def test_the_vllm_serve_line_states_the_rows_sizes_and_formats():
     rows = serving.plan(PRESETS["llama-3-70b"], "h100-sxm", 8, 64, 1024, 256, ttft_limit=1.0, tpot_limit=50 * ms,
                         weight_format="fp8", kv_format="fp8")
@@ -265,6 +272,7 @@ def test_hugging_face_defaults_and_what_cannot_be_priced():
     assert from_hf_config(dict(QWEN25_32B, hidden_size=5120.0)).hidden == 5120  # JSON may write 5120.0
 
 
+@pytest.mark.slow
 def test_the_command_line_sizes_for_a_rate_as_size_does(capsys):
     from lib.serving.__main__ import main
 
@@ -274,6 +282,7 @@ def test_the_command_line_sizes_for_a_rate_as_size_does(capsys):
     assert f"{want.devices} x " in out and want.layout.name in out and f"{want.replica.rate:.2f} requests/s" in out
 
 
+@pytest.mark.slow
 def test_the_command_line_reads_a_config_and_prints_the_deploy_line(tmp_path, capsys):
     from lib.serving.__main__ import main
 

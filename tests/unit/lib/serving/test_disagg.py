@@ -87,6 +87,7 @@ def test_bad_input_names_the_parameter(call, name):
         call()
 
 
+@pytest.mark.slow
 def test_the_command_line_plans_pools_speculation_and_experts(capsys):
     from lib.serving.__main__ import main
 

@@ -44,6 +44,7 @@ def _implied_rates(config, row, prompt, output, hit, weight_format):
        device=st.sampled_from(["h100-sxm", "a100-80gb", "l40s", "l4"]), devices=st.sampled_from([1, 2, 4, 8, 16]),
        prompt=st.integers(128, 8192), output=st.integers(16, 2048), batch=st.integers(1, 2048),
        weight_format=st.sampled_from(sorted(formats.WEIGHT_FORMATS)), hit=st.sampled_from([0.0, 0.5]))
+@pytest.mark.slow
 def test_every_feasible_row_fits_the_peaks_of_its_devices(key, device, devices, prompt, output, batch,
                                                          weight_format, hit):
     config = PRESETS[key]
@@ -95,6 +96,7 @@ def _configs():
 @settings(max_examples=40, deadline=None)
 @given(_configs(), st.sampled_from(sorted(DEVICES)), st.sampled_from([1, 2, 4, 8, 16]), st.integers(1, 256),
        st.integers(1, 8192), st.integers(1, 2048))
+@pytest.mark.slow
 def test_plan_never_fits_what_exceeds_the_device(config, device, devices, batch, prompt, output):
     rows = serving.plan(config, device, devices, batch, prompt, output)
     valid = transformer.valid_tp_degrees(config, devices, replicate_kv=True)
@@ -113,6 +115,7 @@ def test_plan_never_fits_what_exceeds_the_device(config, device, devices, batch,
             assert math.isfinite(value) and value > 0
 
 
+@pytest.mark.slow
 def test_plan_counts_prefill_in_the_throughput():
     # The same concurrency with a longer prompt: more prefill per step, lower throughput per device.
     llama = PRESETS["llama-3-70b"]

@@ -25,6 +25,7 @@ def _without_held_out(v, rows):
     ("prefill", TTFT_DATASETS, validate_prefill),
     ("load", LOAD_DATASETS, validate_load),
 ])
+@pytest.mark.slow
 def test_removing_every_held_out_row_leaves_every_fitted_constant_unchanged(family, datasets, run):
     rows = [r for r in rows_of(datasets) if r["value_si"]]
     full = validations()[family]
@@ -35,6 +36,7 @@ def test_removing_every_held_out_row_leaves_every_fitted_constant_unchanged(fami
     assert not any(r["role"] == "held-out" for r in reduced.records)
 
 
+@pytest.mark.slow
 def test_the_constant_check_can_fail_a_calibration_row_moves_a_constant():
     rows = rows_of(TTFT_DATASETS)
     cal = next(i for i, r in enumerate(rows) if prefill_role(r)[0] == "calibration" and r["input_tokens"] == 1)

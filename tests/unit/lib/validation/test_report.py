@@ -12,6 +12,7 @@ from lib.validation import (SYSTEMS, allreduce_sweep, score, summary, validate_a
                             validations)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("role_key", ["role", "post_hoc_role"])
 def test_removing_held_out_sizes_leaves_the_allreduce_constants_unchanged(role_key):
     full = validations()["allreduce"]
@@ -39,6 +40,7 @@ def test_score_gives_medians_p90s_and_intervals_around_them():
             score(bad)
 
 
+@pytest.mark.slow
 def test_summary_scores_every_family_on_held_out_figures():
     s = summary()
     assert set(s) == {"allreduce", "allreduce_band", "allreduce_post_hoc", "decode", "decode_ft_gptfast", "prefill",
