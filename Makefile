@@ -23,7 +23,7 @@ PARALLEL   := -n $(JOBS) --dist loadfile
 # Another x86-64 CPU, emulated: numpy without AVX/AVX2/FMA kernels, OpenBLAS's oldest SSE3 kernels.
 OTHER_CPU  := NPY_DISABLE_CPU_FEATURES="AVX2 FMA3 F16C AVX" OPENBLAS_CORETYPE=Prescott
 
-.PHONY: all venv book pdf lint check test FORCE unit test-other-cpu bench browser execute serve clean screenshots student dist wheels check-wheels pageweight
+.PHONY: all venv book pdf lint check test test-registry FORCE unit test-other-cpu bench browser execute serve clean screenshots student dist wheels check-wheels pageweight
 
 all: book
 
@@ -61,7 +61,8 @@ pdf: $(STAMP)
 ##               here compared with a committed value) again on an emulated older CPU; the book from
 ##               the stored outputs nbval has just checked; the PDF; the browser and PDF tests.
 ##               Each part is timed (tools/timed.py) and the log ends with the table.
-##   .ci/run     make test, then what needs the package registry (make check-wheels).
+##   .ci/run     make test, then what may need the package registry (make test-registry: the offline
+##               install under every supported Python, and make check-wheels).
 ## Without Chromium (and not in CI) the PDF is skipped, and its tests with it.
 LINTED     := lib tools tests conftest.py
 DURATIONS  := --durations=25
@@ -77,7 +78,7 @@ check: lint
 test: $(STAMP)
 	@$(TIMED) --start
 	@$(TIMED) lint $(MAKE) --no-print-directory lint
-	@$(TIMED) tests $(PY) -m pytest $(PARALLEL) $(DURATIONS) -m "not browser and not pdf" lib tools tests
+	@$(TIMED) tests $(PY) -m pytest $(PARALLEL) $(DURATIONS) -m "not browser and not pdf and not registry" lib tools tests
 	@$(TIMED) nbval $(PY) -m pytest $(PARALLEL) $(DURATIONS) notebooks $(NBVAL)
 	@$(TIMED) other-cpu $(MAKE) --no-print-directory test-other-cpu
 	@$(TIMED) book sh -c '$(PY) -m tools.notebooks.stored_config _config.yml $(STORED_CONFIG) && \
@@ -87,7 +88,13 @@ test: $(STAMP)
 	@$(TIMED) --summary
 
 unit: $(STAMP)
-	$(PY) -m pytest $(PARALLEL) -m "not browser and not pdf" lib tools tests
+	$(PY) -m pytest $(PARALLEL) -m "not browser and not pdf and not registry" lib tools tests
+
+## What may need the package registry: the participants' offline install under every supported
+## Python (its wheels are downloaded once into _build/offline-wheels), then make check-wheels.
+test-registry: $(STAMP)
+	$(PY) -m pytest $(PARALLEL) $(DURATIONS) -m registry tests
+	$(MAKE) --no-print-directory check-wheels
 
 ## The chapters and every test marked `stored`, on an emulated older x86-64 CPU: a float that only
 ## one CPU reproduces, compared exactly in a test or a stored output, fails here, not on a

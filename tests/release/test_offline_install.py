@@ -189,6 +189,7 @@ def _room_settings_hold(venv: Path) -> None:
     assert overrides["@jupyterlab/apputils-extension:notification"]["fetchNews"] == "false"
 
 
+@pytest.mark.registry
 @pytest.mark.parametrize("minor", SUPPORTED)
 def test_offline_install_runs_a_student_notebook(minor, bundle_zip, tmp_path):
     found = find_python(minor)
