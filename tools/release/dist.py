@@ -53,6 +53,7 @@ from tools.release.bundle_files import files_under
 from tools.teaching.participant_html import participant_html
 from tools.pdf.build import PDF
 from tools.release.wheel_targets import TORCH_CPU_INDEX
+from lib.measure.launch import CPU_TORCH_OFFLINE
 
 __all__ = [
     "NAME",
@@ -115,7 +116,7 @@ browser; open a notebook in student/ and run it from the top. Chapter 10's
 live measurement also needs torch (not on Intel Macs; on Apple silicon it
 needs macOS 14):
 
-    .venv/bin/pip install --no-index --find-links wheels --no-deps --no-compile -r requirements-participant-torch.txt
+    {CPU_TORCH_OFFLINE}
 
 "No matching distribution found for numpy==..." means that wheels/ has no
 files for your system or Python version: check `python3 --version` (3.11,
