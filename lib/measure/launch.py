@@ -21,8 +21,8 @@ ValueError: devices must be >= 2, got 1
 
 from __future__ import annotations
 
-import json
 import importlib.util
+import json
 import os
 import shutil
 import signal
@@ -38,9 +38,24 @@ from typing import Any, Callable
 
 from lib import _checks
 
-__all__ = ["MeasureError", "Context", "available_cores", "cuda_devices", "CPU_TORCH_OFFLINE", "NEEDS_TORCH",
-           "BROKEN_TORCH", "torch_problem", "live_run_problem",
-           "resolve_backend", "free_port", "launch", "under_torchrun", "init_worker", "close_worker", "CONFIG_ENV"]
+__all__ = [
+    "BROKEN_TORCH",
+    "CONFIG_ENV",
+    "CPU_TORCH_OFFLINE",
+    "NEEDS_TORCH",
+    "Context",
+    "MeasureError",
+    "available_cores",
+    "close_worker",
+    "cuda_devices",
+    "free_port",
+    "init_worker",
+    "launch",
+    "live_run_problem",
+    "resolve_backend",
+    "torch_problem",
+    "under_torchrun",
+]
 
 #: Environment variable naming the JSON config of a worker this launcher started.
 CONFIG_ENV = "LIB_MEASURE_CONFIG"

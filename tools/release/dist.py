@@ -48,21 +48,21 @@ import sys
 import zipfile
 from pathlib import Path
 
-from tools.site.browser import missing_book
-from tools.release.bundle_files import files_under
-from tools.teaching.participant_html import participant_html
-from tools.pdf.build import PDF
-from tools.release.wheel_targets import TORCH_CPU_INDEX
 from lib.measure.launch import CPU_TORCH_OFFLINE
+from tools.pdf.build import PDF
+from tools.release.bundle_files import PARTICIPANT_COMMANDS, files_under
+from tools.release.wheel_targets import TORCH_CPU_INDEX
+from tools.site.browser import missing_book
+from tools.teaching.participant_html import participant_html
 
 __all__ = [
-    "NAME",
-    "TEACHER_NAME",
     "BUNDLES",
+    "NAME",
     "PARTICIPANT_COMMANDS",
     "README",
-    "collect",
+    "TEACHER_NAME",
     "build_zip",
+    "collect",
     "main",
 ]
 
@@ -71,14 +71,6 @@ TEACHER_NAME = "twice-the-devices-teacher"
 
 #: Each kind of bundle and its one top folder (also the zip's name).
 BUNDLES = {"participant": NAME, "teacher": TEACHER_NAME}
-
-#: What a participant types, in the unzipped bundle with ``wheels/`` copied in.
-PARTICIPANT_COMMANDS = [
-    "python3 -m venv .venv",
-    ".venv/bin/pip install --no-index --find-links wheels --no-deps --no-compile"
-    " -r requirements-participant.txt twice-the-devices",
-    ".venv/bin/jupyter lab student/",
-]
 
 #: Fixed timestamp for every entry, so two builds of the same files are identical.
 _STAMP = (2026, 1, 1, 0, 0, 0)

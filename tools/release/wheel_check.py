@@ -44,11 +44,17 @@ from pathlib import Path
 
 from tools.release.cpu_torch import report_problems
 from tools.release.wheel_targets import (
-    PLATFORMS, Target, marker_environment, pins_for, pip_target_options, requirement_files, requirement_lines,
+    PLATFORMS,
+    Target,
+    marker_environment,
+    pins_for,
+    pip_target_options,
+    requirement_files,
+    requirement_lines,
     targets,
 )
 
-__all__ = ["LEFT_OUT", "TORCH_PLATFORMS", "canonical", "resolve", "closure_problems", "check", "main"]
+__all__ = ["LEFT_OUT", "TORCH_PLATFORMS", "canonical", "check", "closure_problems", "main", "resolve"]
 
 #: What myst-nb declares but the notebooks never use (its book-building side), left out on purpose.
 LEFT_OUT = frozenset({"sphinx", "myst-parser", "jupyter-cache", "importlib-metadata"})

@@ -41,11 +41,18 @@ from pathlib import Path
 from tools.release.bundle_files import CACHE_FOLDERS
 from tools.release.cpu_torch import folder_problems
 from tools.release.wheel_targets import (
-    PLATFORMS, TORCH, TORCH_CPU_INDEX, Target, pins_for, pip_target_options, requirement_files, requirement_lines,
+    PLATFORMS,
+    TORCH,
+    TORCH_CPU_INDEX,
+    Target,
+    pins_for,
+    pip_target_options,
+    requirement_files,
+    requirement_lines,
     targets,
 )
 
-__all__ = ["NotCpuTorch", "download_wheels", "project_wheel", "prepare_wheels", "folder_megabytes", "main"]
+__all__ = ["NotCpuTorch", "download_wheels", "folder_megabytes", "main", "prepare_wheels", "project_wheel"]
 
 
 class NotCpuTorch(RuntimeError):
