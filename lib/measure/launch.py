@@ -21,8 +21,8 @@ ValueError: devices must be >= 2, got 1
 
 from __future__ import annotations
 
-import json
 import importlib.util
+import json
 import os
 import shutil
 import signal
@@ -38,8 +38,24 @@ from typing import Any, Callable
 
 from lib import _checks
 
-__all__ = ["MeasureError", "Context", "available_cores", "cuda_devices", "NEEDS_TORCH", "live_run_problem",
-           "resolve_backend", "free_port", "launch", "under_torchrun", "init_worker", "close_worker", "CONFIG_ENV"]
+__all__ = [
+    "BROKEN_TORCH",
+    "CONFIG_ENV",
+    "CPU_TORCH_OFFLINE",
+    "NEEDS_TORCH",
+    "Context",
+    "MeasureError",
+    "available_cores",
+    "close_worker",
+    "cuda_devices",
+    "free_port",
+    "init_worker",
+    "launch",
+    "live_run_problem",
+    "resolve_backend",
+    "torch_problem",
+    "under_torchrun",
+]
 
 #: Environment variable naming the JSON config of a worker this launcher started.
 CONFIG_ENV = "LIB_MEASURE_CONFIG"
@@ -64,31 +80,63 @@ def available_cores() -> int:
 
 
 def cuda_devices() -> int:
-    """How many CUDA devices torch sees (0 without torch, a CUDA build or a GPU)."""
-    if importlib.util.find_spec("torch") is None:
+    """How many CUDA devices torch sees (0 without a torch that imports, a CUDA build or a GPU)."""
+    if torch_problem() is not None:
         return 0
     import torch
 
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
+#: The one command that installs the CPU build of torch offline, in a workshop bundle's folder with ``wheels/``
+#: copied in (``--force-reinstall`` replaces a CUDA build that ``pip`` would otherwise keep as "2.13.0 installed").
+CPU_TORCH_OFFLINE = (".venv/bin/pip install --no-index --find-links wheels --no-deps --force-reinstall "
+                     "-r requirements-participant-torch.txt")
+
 #: What to say when torch is missing: the one thing a live run needs beyond numpy.
 NEEDS_TORCH = ("The live run needs PyTorch, which is not installed here (everything else in this chapter works "
-               "without it): pip install -r requirements-participant-torch.txt, or offline from the workshop's "
-               "wheels folder: pip install --no-index --find-links wheels -r requirements-participant-torch.txt")
+               f"without it); in the workshop bundle's folder: {CPU_TORCH_OFFLINE} (with a network: the README, "
+               "\"Running the notebooks yourself\")")
+
+#: What to say when torch is installed but does not import; ``{error}`` is the first line of the error.
+BROKEN_TORCH = ("PyTorch is installed here but does not import ({error}); that is usually its CUDA build without "
+                f"the CUDA libraries. Replace it with the CPU build, in the workshop bundle's folder: "
+                f"{CPU_TORCH_OFFLINE}")
+
+
+def torch_problem() -> str | None:
+    """Why torch cannot be used here, in one line (:data:`NEEDS_TORCH` or :data:`BROKEN_TORCH`), or ``None``.
+
+    It imports torch, so an install that is present but broken (``ImportError:
+    libcudnn.so.9``, an ``OSError`` from a missing library) is caught too; the
+    first import's error is the one reported.
+
+    >>> torch_problem() is None or torch_problem().startswith(("The live run needs PyTorch", "PyTorch is installed"))
+    True
+    """
+    if importlib.util.find_spec("torch") is None:
+        return NEEDS_TORCH
+    try:
+        import torch  # noqa: F401  (the import itself is the check)
+    except Exception as error:  # noqa: BLE001 (a broken build fails with ImportError, OSError, or its own errors)
+        first = (str(error).strip().splitlines() or [""])[0]
+        return BROKEN_TORCH.format(error=f"{type(error).__name__}: {first}" if first else type(error).__name__)
+    return None
 
 
 def live_run_problem(devices: int = 2) -> str | None:
     """Why a live run of ``devices`` ranks cannot start on this machine, in one line, or ``None`` if it can.
 
-    It needs torch, and a CPU core or a CUDA device per rank.
+    It needs a torch that imports (:func:`torch_problem`), and a CPU core or a
+    CUDA device per rank.
 
     >>> live_run_problem(devices=10**6) is not None
     True
     """
     k = _checks.scalar_count("devices", devices, minimum=2)
-    if importlib.util.find_spec("torch") is None:
-        return NEEDS_TORCH
+    problem = torch_problem()
+    if problem is not None:
+        return problem
     cores, gpus = available_cores(), cuda_devices()
     if cores < k and gpus < k:
         return (f"The live run needs {k} CPU cores or {k} CUDA devices, one per rank; this machine offers "

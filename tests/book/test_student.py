@@ -29,6 +29,7 @@ from lib.measure.launch import NEEDS_TORCH
 from tools.notebooks.book_index import book_index, chapter_notebooks, exercise_statements
 from tools.notebooks.execute import KERNELSPEC
 from tools.notebooks.glue import format_glue, glue_values
+from tools.sphinx import run_note
 from tools.teaching.myst_plain import MYST_LEFTOVERS
 from tools.teaching.solutions import strip_solutions
 from tools.teaching.student import exercise_headings, make_full, make_student
@@ -434,24 +435,90 @@ def test_solution_snippets_would_be_found():
             assert line in full_text
 
 
+def _run_note_problems(path: Path) -> tuple[int, list[str]]:
+    """How many "Run this chapter yourself" notes the participant zip at ``path`` shows, and what they name amiss.
+
+    Every word of a note's commands that names a file or folder must be in
+    the bundle, except ``.venv`` (its first command creates it) and the
+    ``--find-links`` folder, which the teacher copies in and the bundle's
+    README names.
+    """
+    from bs4 import BeautifulSoup
+
+    top = tools.release.dist.NAME
+    with zipfile.ZipFile(path) as bundle:
+        names = set(bundle.namelist())
+        readme = bundle.read(f"{top}/README-offline.txt").decode()
+        pages = {name: bundle.read(name).decode() for name in names if name.startswith(f"{top}/html/notebooks/")
+                 and name.endswith(".html")}
+    present = names | {name.rsplit("/", 1)[0] for name in names}
+    count, problems = 0, []
+    for page, text in sorted(pages.items()):
+        for note in BeautifulSoup(text, "html.parser").select(f"details.{run_note.NOTE_CLASS}"):
+            count += 1
+            words = note.pre.get_text().split()
+            if "--find-links" in words:
+                folder = words[words.index("--find-links") + 1]
+                if f"{folder}/" not in readme:
+                    problems.append(f"{page}: --find-links {folder}, which README-offline.txt does not name")
+                words.remove(folder)
+            for word in words:
+                if word.startswith("-") or not ("/" in word or "." in word) or word.split("/")[0] == ".venv":
+                    continue
+                if f"{top}/{word.rstrip('/')}" not in present:
+                    problems.append(f"{page}: {word} is not in the bundle")
+    return count, problems
+
+
+def test_participant_run_notes_name_the_bundles_files(tmp_path):
+    """A chapter built with the repository set: the participant copy's note names student/, not notebooks/."""
+    html = _fake_site(tmp_path)
+    (html / "notebooks").mkdir()
+    note = run_note.run_note("notebooks/02_time_budget", "https://github.com/someone/twice-the-devices")
+    (html / "notebooks" / "02_time_budget.html").write_text(f"<html><h1>T</h1>{note}<p>x</p></html>")
+    student = tmp_path / "student"
+    student.mkdir()
+    (student / "02_time_budget.ipynb").write_text('{"student": true}')
+    path = tools.release.dist.build_zip(tmp_path / "dist", root=ROOT, html=html, student=student)
+    assert _run_note_problems(path) == (1, [])
+    page = zipfile.ZipFile(path).read(f"{tools.release.dist.NAME}/html/notebooks/02_time_budget.html").decode()
+    assert "student/02_time_budget.ipynb" in page and "notebooks/02_time_budget.ipynb" not in page
+
+
+@pytest.fixture(scope="module")
+def built_bundles(tmp_path_factory) -> tuple[Path, Path]:
+    """After `make book`: the participant and the teacher zip, built from the real site."""
+    html = ROOT / "_build" / "html"
+    if not (html / "index.html").is_file():
+        pytest.fail("No built book at _build/html: run `make book` first.")
+    tmp_path = tmp_path_factory.mktemp("bundles")
+    student = tmp_path / "student"
+    tools.teaching.student.main([str(NOTEBOOKS), str(student)])
+    participant = tools.release.dist.build_zip(tmp_path / "dist", root=ROOT, html=html, student=student)
+    teacher = tools.release.dist.build_zip(tmp_path / "dist", root=ROOT, kind="teacher", html=html, student=student,
+                                           full=NOTEBOOKS)
+    return participant, teacher
+
+
 @pytest.mark.browser
-def test_participant_bundle_of_the_built_book_holds_no_solution(tmp_path):
+def test_participant_bundle_of_the_built_book_runs_its_own_files(built_bundles):
+    """After `make book`: every chapter's note in the participant zip names files the zip holds."""
+    count, problems = _run_note_problems(built_bundles[0])
+    assert count == len(CHAPTERS), f"{count} notes for {len(CHAPTERS)} chapters"
+    assert not problems, problems
+
+
+@pytest.mark.browser
+def test_participant_bundle_of_the_built_book_holds_no_solution(built_bundles):
     """After `make book`: build the participant zip from the real site and grep it for every solution.
 
     Marked ``browser`` so that ``make test`` runs it after the book build.
     """
-    html = ROOT / "_build" / "html"
-    if not (html / "index.html").is_file():
-        pytest.fail("No built book at _build/html: run `make book` first.")
-    student = tmp_path / "student"
-    tools.teaching.student.main([str(NOTEBOOKS), str(student)])
-    path = tools.release.dist.build_zip(tmp_path / "dist", root=ROOT, html=html, student=student)
+    path, teacher = built_bundles
     text = _bundle_text(path)
     assert "Exercise" in text and "The time budget" in text
     leaks = [f"{chapter}: {line}" for chapter, lines in _solution_snippets().items()
              for line in lines if line in text]
     assert not leaks, "solution code in the participant bundle:\n" + "\n".join(leaks[:20])
-    teacher = tools.release.dist.build_zip(tmp_path / "dist", root=ROOT, kind="teacher", html=html, student=student,
-                                   full=NOTEBOOKS)
     teacher_text = _bundle_text(teacher)
     assert any(line in teacher_text for lines in _solution_snippets().values() for line in lines)

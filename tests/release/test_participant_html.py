@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tools.sphinx.run_note import PLACEHOLDER
 from tools.teaching.participant_html import ANSWER_PAGES, _shown_text, participant_html
 from tools.teaching.search_index import parse, terms
 
@@ -79,3 +80,22 @@ def test_participant_copy_of_the_built_book_has_no_guide_and_no_solution_only_se
     guide = participant["docnames"].index("book/workshop")
     found = [term for term, docs in participant["terms"].items() if guide in (docs if isinstance(docs, list) else [docs])]
     assert not found, f"the search still leads to the teacher's guide: {found[:10]}"
+
+
+@pytest.mark.browser
+def test_no_built_file_holds_the_repository_placeholder():
+    """After `make book` with ``repository.url`` as shipped: no page, script or source links to the placeholder.
+
+    tools.sphinx.run_note turns the theme's repository button off and points
+    the chapters' notes to the download and the bundle while it is unset.
+    """
+    html = ROOT / "_build" / "html"
+    if not (html / "index.html").is_file():
+        pytest.fail("No built book at _build/html: run `make book` first.")
+    checked, holding = 0, []
+    for path in html.rglob("*"):
+        if path.suffix in (".html", ".js", ".txt", ".md", ".ipynb", ".json") and path.is_file():
+            checked += 1
+            if PLACEHOLDER in path.read_text(encoding="utf-8", errors="replace"):
+                holding.append(path.relative_to(html).as_posix())
+    assert checked > 50 and not holding, f"{PLACEHOLDER} in {holding[:10]}"

@@ -44,24 +44,26 @@ The zips are reproducible: entries are sorted and carry one fixed timestamp.
 
 from __future__ import annotations
 
+import re
 import sys
 import zipfile
 from pathlib import Path
 
-from tools.site.browser import missing_book
-from tools.release.bundle_files import files_under
-from tools.teaching.participant_html import participant_html
+from lib.measure.launch import CPU_TORCH_OFFLINE
 from tools.pdf.build import PDF
+from tools.release.bundle_files import PARTICIPANT_COMMANDS, files_under
 from tools.release.wheel_targets import TORCH_CPU_INDEX
+from tools.site.browser import missing_book
+from tools.teaching.participant_html import participant_html
 
 __all__ = [
-    "NAME",
-    "TEACHER_NAME",
     "BUNDLES",
+    "NAME",
     "PARTICIPANT_COMMANDS",
     "README",
-    "collect",
+    "TEACHER_NAME",
     "build_zip",
+    "collect",
     "main",
 ]
 
@@ -70,14 +72,6 @@ TEACHER_NAME = "twice-the-devices-teacher"
 
 #: Each kind of bundle and its one top folder (also the zip's name).
 BUNDLES = {"participant": NAME, "teacher": TEACHER_NAME}
-
-#: What a participant types, in the unzipped bundle with ``wheels/`` copied in.
-PARTICIPANT_COMMANDS = [
-    "python3 -m venv .venv",
-    ".venv/bin/pip install --no-index --find-links wheels --no-deps --no-compile"
-    " -r requirements-participant.txt twice-the-devices",
-    ".venv/bin/jupyter lab student/",
-]
 
 #: Fixed timestamp for every entry, so two builds of the same files are identical.
 _STAMP = (2026, 1, 1, 0, 0, 0)
@@ -115,7 +109,7 @@ browser; open a notebook in student/ and run it from the top. Chapter 10's
 live measurement also needs torch (not on Intel Macs; on Apple silicon it
 needs macOS 14):
 
-    .venv/bin/pip install --no-index --find-links wheels --no-deps --no-compile -r requirements-participant-torch.txt
+    {CPU_TORCH_OFFLINE}
 
 "No matching distribution found for numpy==..." means that wheels/ has no
 files for your system or Python version: check `python3 --version` (3.11,
@@ -235,13 +229,50 @@ def build_zip(target: Path, root: Path = Path("."), kind: str = "participant", h
     return path
 
 
+#: What myst-nb writes where a cell's output is an error: a traceback block.
+ERROR_OUTPUT = re.compile(r'class="[^"]*\boutput (?:traceback|error)\b')
+
+
+def build_problem(html: Path) -> str | None:
+    """Why the book built in ``html`` must not be packed, in one line, or None.
+
+    A build whose notebooks failed leaves myst-nb's error logs in
+    ``html/reports`` (or, moved there by :mod:`tools.sphinx.html_tweaks`,
+    in ``html/../reports/<builder>``, written by this build: not older than
+    ``html/index.html``), and error output (a traceback) in its pages.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "index.html").write_text("<p>fine</p>")
+    ...     ok = build_problem(Path(tmp))
+    ...     _ = (Path(tmp) / "ch.html").write_text('<div class="output traceback highlight-ipythontb">')
+    ...     ok, build_problem(Path(tmp))
+    (None, 'ch.html shows error output (a notebook traceback): fix the chapter and build the book again')
+    """
+    html = Path(html)
+    index = html / "index.html"
+    moved = html.parent / "reports" / html.name
+    for reports in (html / "reports", moved):
+        logs = files_under(reports) if reports.is_dir() else []
+        if not logs:
+            continue
+        if reports == html / "reports" or (index.is_file() and reports.stat().st_mtime >= index.stat().st_mtime):
+            return (f"the book's build failed: {len(logs)} error log(s) in {reports} "
+                    f"(first {logs[0].relative_to(reports).as_posix()}); fix it and build the book again")
+    for page in sorted(html.rglob("*.html")):
+        if ERROR_OUTPUT.search(page.read_text(encoding="utf-8", errors="replace")):
+            return (f"{page.relative_to(html).as_posix()} shows error output (a notebook traceback): "
+                    "fix the chapter and build the book again")
+    return None
+
+
 def main(argv: list[str] | None = None) -> list[Path]:
     """Command line: ``python -m tools.release.dist TARGET``."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1 or argv[0].startswith("-"):
         raise SystemExit("usage: python -m tools.release.dist TARGET_FOLDER (the wheels: python -m tools.release.wheels FOLDER)")
     target = Path(argv[0])
-    problem = missing_book(Path("_build/html"), make="make book student")
+    problem = missing_book(Path("_build/html"), make="make book student") or build_problem(Path("_build/html"))
     if problem:
         raise SystemExit(problem)
     written = []

@@ -19,7 +19,10 @@ Intel Macs, and needs macOS 14 on Apple silicon), and the closure is checked
 over both files together. By default that is :data:`TORCH_PLATFORMS`, whose
 wheels are on the package registry; Linux's CPU build is on PyTorch's own
 index, which CI cannot reach: ``--torch --platform linux-x86_64`` checks it
-where that index can be reached.
+where that index can be reached. Every torch it resolves, on every platform,
+must be the CPU build (:func:`tools.release.cpu_torch.report_problems`: no
+``nvidia-*`` requirement, and on Linux the ``+cpu`` version): pip silently
+takes the registry's CUDA build when PyTorch's index cannot be reached.
 
 It needs the package registry, so ``make test`` does not run it; ``.ci/run``
 runs ``make check-wheels``.
@@ -39,12 +42,19 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tools.release.cpu_torch import report_problems
 from tools.release.wheel_targets import (
-    PLATFORMS, Target, marker_environment, pins_for, pip_target_options, requirement_files, requirement_lines,
+    PLATFORMS,
+    Target,
+    marker_environment,
+    pins_for,
+    pip_target_options,
+    requirement_files,
+    requirement_lines,
     targets,
 )
 
-__all__ = ["LEFT_OUT", "TORCH_PLATFORMS", "canonical", "resolve", "closure_problems", "check", "main"]
+__all__ = ["LEFT_OUT", "TORCH_PLATFORMS", "canonical", "check", "closure_problems", "main", "resolve"]
 
 #: What myst-nb declares but the notebooks never use (its book-building side), left out on purpose.
 LEFT_OUT = frozenset({"sphinx", "myst-parser", "jupyter-cache", "importlib-metadata"})
@@ -133,13 +143,15 @@ def check(root: Path = Path("."), chosen: list[Target] | None = None, torch: boo
     problems = []
     for target in chosen or targets():
         try:
-            installed = [item for name, for_torch in requirement_files(torch)
-                         for item in resolve(target, pins_for(requirement_lines(root / name), target), torch=for_torch)]
+            resolved = {for_torch: resolve(target, pins_for(requirement_lines(root / name), target), torch=for_torch)
+                        for name, for_torch in requirement_files(torch)}
         except RuntimeError as error:
             problems.append(str(error))
             print(f"FAIL {target}", flush=True)
             continue
+        installed = [item for items in resolved.values() for item in items]
         found = closure_problems(installed, target)
+        found += report_problems(resolved.get(True, []), linux=target.platform.startswith("linux"))
         problems += [f"{target}: {problem}" for problem in found]
         print(f"{'FAIL' if found else 'ok  '} {target}: {len(installed)} wheels", flush=True)
     return problems

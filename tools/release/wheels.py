@@ -9,7 +9,10 @@ install --no-index --find-links wheels`` needs nothing else on any of them:
 pip on each laptop picks the files for its own system and Python. With
 ``--torch`` it adds torch and its pinned dependencies
 (``requirements-participant-torch.txt``) where torch has CPU wheels
-(:data:`tools.release.wheel_targets.TORCH`; Linux's from PyTorch's CPU index).
+(:data:`tools.release.wheel_targets.TORCH`; Linux's from PyTorch's CPU index),
+and then refuses, naming the wheel, any torch in the folder that is not the
+CPU build (:func:`tools.release.cpu_torch.folder_problems`): pip takes the
+registry's CUDA build when PyTorch's index cannot be reached.
 
 It needs only Python, pip and ``packaging`` (all in a participant's
 environment), not ``make`` and none of the book's tools, so it runs on Windows
@@ -21,8 +24,8 @@ too, in a clone of the repository::
 
 Running it again into the same folder downloads only what is missing.
 
->>> [name for name in sorted(__all__)][:2]
-['download_wheels', 'folder_megabytes']
+>>> sorted(__all__)[:3]
+['NotCpuTorch', 'download_wheels', 'folder_megabytes']
 """
 
 from __future__ import annotations
@@ -36,11 +39,24 @@ import time
 from pathlib import Path
 
 from tools.release.bundle_files import CACHE_FOLDERS
+from tools.release.cpu_torch import folder_problems
 from tools.release.wheel_targets import (
-    PLATFORMS, TORCH, Target, pins_for, pip_target_options, requirement_files, requirement_lines, targets,
+    PLATFORMS,
+    TORCH,
+    TORCH_CPU_INDEX,
+    Target,
+    pins_for,
+    pip_target_options,
+    requirement_files,
+    requirement_lines,
+    targets,
 )
 
-__all__ = ["download_wheels", "project_wheel", "prepare_wheels", "folder_megabytes", "main"]
+__all__ = ["NotCpuTorch", "download_wheels", "folder_megabytes", "main", "prepare_wheels", "project_wheel"]
+
+
+class NotCpuTorch(RuntimeError):
+    """A torch wheel in the folder is a CUDA build; the message names it, in one line."""
 
 
 def _pip(python: str, *args: str) -> None:
@@ -58,6 +74,9 @@ def download_wheels(target: Path, root: Path = Path("."), chosen: list[Target] |
     ``requirements-participant-torch.txt`` for the chosen targets where torch
     has CPU wheels. Markers are evaluated for each target, not for this
     machine (:func:`tools.release.wheel_targets.pins_for`).
+
+    Raises :class:`NotCpuTorch` if, with ``torch``, a torch wheel in
+    ``target`` is not the CPU build (:func:`tools.release.cpu_torch.build_problem`).
     """
     target, root = Path(target), Path(root)
     target.mkdir(parents=True, exist_ok=True)
@@ -69,6 +88,10 @@ def download_wheels(target: Path, root: Path = Path("."), chosen: list[Target] |
             pins = pins_for(requirement_lines(root / name), laptop)
             _pip(python, "download", "--no-deps", "--disable-pip-version-check", "--quiet",
                  *pip_target_options(laptop, for_torch), "-d", str(target), *pins)
+    problems = folder_problems(target) if torch else []
+    if problems:
+        raise NotCpuTorch(f"{'; '.join(problems)}. PyTorch's CPU index ({TORCH_CPU_INDEX}) was probably not "
+                          f"reachable: delete the file{'s' if len(problems) > 1 else ''} and run again")
     return target
 
 
@@ -120,7 +143,10 @@ def main(argv: list[str] | None = None) -> Path:
     parser.add_argument("--python", action="append", help="e.g. 3.12 (default: 3.11, 3.12, 3.13)")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    prepare_wheels(args.folder, Path("."), targets(args.platform, args.python), args.torch)
+    try:
+        prepare_wheels(args.folder, Path("."), targets(args.platform, args.python), args.torch)
+    except NotCpuTorch as error:
+        raise SystemExit(f"error: {error}") from None
     count = len(list(args.folder.glob("*.whl")))
     print(f"wrote {count} wheels to {args.folder} ({folder_megabytes(args.folder):.0f} MB) in "
           f"{time.perf_counter() - start:.0f} s. Copy the files, not the folder, into the unzipped bundle's "

@@ -184,7 +184,11 @@ def agenda(plan: Agenda) -> str:
 
 
 def exercise_sheet(plan: Agenda) -> str:
-    """The exercises ``plan`` sets in the room, in order, each with its statement and room for the answer."""
+    """The exercises ``plan`` sets in the room, in order, each with its statement and room for the answer.
+
+    Each exercise is one ``exercise-sheet-item`` block, which the printout keeps on one sheet
+    (``_static/exercise-sheet.css``).
+    """
     index, parts = _index(), []
     for _, step in plan.steps("set"):
         for label in step.exercises:
@@ -192,8 +196,9 @@ def exercise_sheet(plan: Agenda) -> str:
             notebook = _notebook(target.file.removesuffix(".ipynb"))
             statement, _ = to_plain(exercise_statements(notebook)[label], index, glue_values(notebook), book=True)
             statement = HEADING.sub(lambda m: f"**{m.group('title').strip()}**", statement)
-            parts.append(f"**{clock(step.start)} · Exercise {target.number}** ({step.minutes} min)\n\n"
-                         f"{statement}\n\n```{{div}} exercise-sheet-answer\n*Your answer:*\n```")
+            parts.append(f"::::::{{div}} exercise-sheet-item\n**{clock(step.start)} · Exercise {target.number}** "
+                         f"({step.minutes} min)\n\n{statement}\n\n```{{div}} exercise-sheet-answer\n*Your answer:*\n```"
+                         "\n::::::")
     return "\n\n".join(parts)
 
 

@@ -4,7 +4,9 @@
 every page, shows the participant-only ones, leaves out :data:`ANSWER_PAGES`
 (the answer sheet and the teacher's guide) with every link to them, drops the
 images only a solution showed, makes each chapter's download button serve the
-student notebook, and leaves in the search index only the terms each
+student notebook, turns each chapter's "Run this chapter yourself" note into the
+bundle's own (:func:`tools.sphinx.run_note.bundle_note`: ``student/``, not the
+repository's ``notebooks/``), and leaves in the search index only the terms each
 remaining page still shows (:func:`tools.teaching.search_index.restrict`). Links and images are followed as
 a browser would (:func:`tools.site.browser.resolve`: ``%``-escapes undone, a
 folder meaning its ``index.html``).
@@ -18,11 +20,12 @@ from __future__ import annotations
 import posixpath
 from pathlib import Path
 
-from tools.site.browser import resolve
 from tools.release.bundle_files import files_under
+from tools.site.browser import resolve
+from tools.sphinx.run_note import NOTE_CLASS, bundle_note
 from tools.teaching.search_index import restrict, terms
 
-__all__ = ["ANSWER_PAGES", "TEACHER_ONLY", "PARTICIPANT_ONLY", "participant_html"]
+__all__ = ["ANSWER_PAGES", "PARTICIPANT_ONLY", "TEACHER_ONLY", "participant_html"]
 
 #: Pages of the built book that hold answers: the answer sheet, and the teacher's guide (its questions,
 #: stumbling points and live-coding plan). Left out of the participant bundle.
@@ -111,6 +114,8 @@ def participant_html(html: Path, student: Path | None = None) -> dict[str, bytes
                 if not block["class"]:
                     del block["class"]
             _drop_links(soup, html, name, removed)
+            for note in soup.select(f"details.{NOTE_CLASS}"):
+                note.replace_with(BeautifulSoup(bundle_note(posixpath.splitext(name)[0]), "html.parser"))
             shown |= {_target(html, name, tag["src"]) for tag in soup.find_all(src=True)}
             searchable[name] = terms(_shown_text(soup))
             out[name] = str(soup).encode("utf-8")
