@@ -1,18 +1,18 @@
-"""Capacity under latency targets (lib.serving.capacity), sizing, the planner's ranking and the vllm serve line."""
+"""Tests for lib.serving.capacity: capacity under latency targets, what binds, and the planner's ranking by it."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lib import queueing, serving
 from lib.serving import Cluster, Layout
 from lib.serving.operators import pass_work
-from lib.transformer import PRESETS, from_hf_config, parameter_count
+from lib.transformer import PRESETS
 from lib.units import GiB, MiB, ms
 
 IDEAL = dict(memory_efficiency=1.0, compute_efficiency=1.0, layer_overhead=0.0, step_overhead=0.0)
@@ -118,19 +118,6 @@ def test_without_targets_capacity_is_the_steady_state_throughput_over_the_output
     assert cap.rate == pytest.approx(layout.dp * float(step.tokens_per_s) / output, rel=1e-6)
 
 
-@settings(max_examples=10, deadline=None)
-@given(st.sampled_from(["llama-3-8b", "mistral-7b"]), st.sampled_from(["l4", "a100-80gb"]),
-       st.integers(1, 6), st.integers(1, 3))
-@pytest.mark.slow
-def test_more_devices_never_lower_the_best_total_capacity(key, device, devices, extra):
-    kwargs = dict(ttft_limit=0.5, tpot_limit=80 * ms)
-    fewer = serving.best_capacity(PRESETS[key], device, devices, 512, 128, **kwargs)
-    more = serving.best_capacity(PRESETS[key], device, devices + extra, 512, 128, **kwargs)
-    assert (0 if fewer is None else fewer.capacity.rate) <= (0 if more is None else more.capacity.rate) * (1 + 1e-9)
-
-
-# --- the closed form against the scheduler, step by step ----------------------------------------------------
-
 def _step_function(config, cluster, layout, engine, workload):
     """The simulation's step time: the same per-operator pass, tabulated over decodes and prompt tokens."""
     decodes = np.arange(0, engine.max_num_seqs + 1)[:, None]
@@ -177,22 +164,6 @@ def test_the_closed_form_capacity_agrees_with_the_scheduler_simulation(key, devi
     assert ttft90 > ttft_limit or tpot90 > tpot_limit
 
 
-# --- the scheduler simulation on its own --------------------------------------------------------------------------
-
-def test_the_scheduler_preempts_the_newest_and_recomputes_it():
-    # A KV cache of 24 tokens, two requests of 8 + 8: the second cannot grow beside the first and is preempted.
-    out = queueing.simulate_chunked([0.0, 0.0], 8, 8, lambda d, p: 1e-3, token_budget=32, max_seqs=4, kv_tokens=24)
-    assert out.preemptions.tolist() == [0, 1]
-    assert np.all(out.finish > out.first_token) and out.finish[1] > out.finish[0]
-
-
-def test_the_scheduler_refuses_a_request_that_can_never_fit():
-    with pytest.raises(ValueError, match="prompt_tokens"):
-        queueing.simulate_chunked([0.0], 20, 10, lambda d, p: 1e-3, token_budget=32, max_seqs=4, kv_tokens=16)
-
-
-# --- the planner ranks by capacity, sizing ----------------------------------------------------------------------
-
 @pytest.mark.slow
 def test_plan_with_targets_ranks_by_capacity_per_device_and_names_what_binds():
     rows = serving.plan(PRESETS["llama-3-70b"], "h100-sxm", 8, 64, 1024, 256, ttft_limit=1.0, tpot_limit=50 * ms,
@@ -201,102 +172,6 @@ def test_plan_with_targets_ranks_by_capacity_per_device_and_names_what_binds():
     chosen = serving.best(rows)
     assert chosen.requests_per_s_per_device == max(row.requests_per_s_per_device for row in rows)
     assert chosen.capacity_tpot <= 50 * ms and chosen.capacity_ttft <= 1.0
-
-
-@pytest.mark.slow
-def test_sizing_finds_the_fewest_devices_and_one_fewer_fails():
-    targets = dict(ttft_limit=1.0, tpot_limit=50 * ms, weight_format="fp8")
-    plan = serving.size(PRESETS["llama-3-70b"], "h100-sxm", 20.0, 1024, 256, **targets)
-    assert plan.capacity.rate >= 20.0 and plan.devices == plan.layout.devices
-    # No layout of one device fewer carries 20 requests per second under the same model.
-    fewer = plan.devices - 1
-    best = serving.best_capacity(PRESETS["llama-3-70b"], "h100-sxm", fewer, 1024, 256, **targets)
-    assert best is None or best.capacity.rate < 20.0
-
-
-@pytest.mark.slow
-def test_the_vllm_serve_line_states_the_rows_sizes_and_formats():
-    rows = serving.plan(PRESETS["llama-3-70b"], "h100-sxm", 8, 64, 1024, 256, ttft_limit=1.0, tpot_limit=50 * ms,
-                        weight_format="fp8", kv_format="fp8")
-    chosen = serving.best(rows)
-    engine = serving.configure("h100-sxm", weight_format="fp8", kv_format="fp8")
-    line = serving.vllm_command(PRESETS["llama-3-70b"].hf_id, Layout(chosen.tp, chosen.pp, chosen.dp), engine)
-    flags = serving.parse_vllm_command(line)
-    assert flags["model"] == "meta-llama/Meta-Llama-3-70B-Instruct"
-    assert (int(flags["tensor-parallel-size"]), int(flags["pipeline-parallel-size"]),
-            int(flags["data-parallel-size"])) == (chosen.tp, chosen.pp, chosen.dp)
-    assert flags["quantization"] == "fp8" and flags["kv-cache-dtype"] == "fp8"
-    assert int(flags["max-num-seqs"]) == engine.max_num_seqs == 1024
-    assert int(flags["max-num-batched-tokens"]) == engine.max_num_batched_tokens == 8192
-
-
-# --- models from config.json -------------------------------------------------------------------------------
-
-QWEN25_32B = {"architectures": ["Qwen2ForCausalLM"], "hidden_size": 5120, "intermediate_size": 27648,
-              "num_attention_heads": 40, "num_hidden_layers": 64, "num_key_value_heads": 8, "vocab_size": 152064,
-              "tie_word_embeddings": False, "hidden_act": "silu", "model_type": "qwen2"}
-
-
-def test_qwen25_32b_from_its_config_has_its_published_parameter_count():
-    # Hugging Face lists Qwen2.5-32B's safetensors as 32.8B parameters.
-    count = parameter_count(from_hf_config(QWEN25_32B))
-    assert abs(count / 32.8e9 - 1) < 0.005
-    assert count == parameter_count(PRESETS["qwen2.5-32b"])
-
-
-@pytest.mark.parametrize("field", ["num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size",
-                                   "intermediate_size"])
-def test_a_config_without_a_required_field_names_it(field):
-    broken = {k: v for k, v in QWEN25_32B.items() if k != field}
-    with pytest.raises(ValueError, match=field):
-        from_hf_config(broken)
-
-
-def test_hugging_face_defaults_and_what_cannot_be_priced():
-    mixtral = from_hf_config({"architectures": ["MixtralForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
-                              "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
-                              "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2})
-    assert parameter_count(mixtral) == parameter_count(PRESETS["mixtral-8x7b"])
-    no_kv = from_hf_config({k: v for k, v in QWEN25_32B.items() if k != "num_key_value_heads"})
-    assert no_kv.kv_heads == no_kv.heads                      # Hugging Face's default: one KV head per head
-    with pytest.raises(ValueError, match="architectures"):
-        from_hf_config(dict(QWEN25_32B, architectures=["GPT2LMHeadModel"]))
-    with pytest.raises(ValueError, match="shared_expert_intermediate_size"):
-        from_hf_config(dict(QWEN25_32B, shared_expert_intermediate_size=2048))
-    with pytest.raises(ValueError, match="head_dim"):
-        from_hf_config(dict(QWEN25_32B, head_dim=256))
-    with pytest.raises(ValueError, match="hidden_size must be a whole number, got '5120'"):
-        from_hf_config(dict(QWEN25_32B, hidden_size="5120"))
-    with pytest.raises(ValueError, match="num_key_value_heads must be a whole number, got 7.5"):
-        from_hf_config(dict(QWEN25_32B, num_key_value_heads=7.5))
-    assert from_hf_config(dict(QWEN25_32B, hidden_size=5120.0)).hidden == 5120  # JSON may write 5120.0
-
-
-@pytest.mark.slow
-def test_the_command_line_sizes_for_a_rate_as_size_does(capsys):
-    from lib.serving.__main__ import main
-
-    main(["--model", "llama-3-8b", "--rate", "60", "--max-devices", "16", "--tpot-ms", "20"])
-    want = serving.size(PRESETS["llama-3-8b"], "h100-sxm", 60.0, 1024, 256, max_devices=16, tpot_limit=20 * ms)
-    out = capsys.readouterr().out
-    assert f"{want.devices} x " in out and want.layout.name in out and f"{want.replica.rate:.2f} requests/s" in out
-
-
-@pytest.mark.slow
-def test_the_command_line_reads_a_config_and_prints_the_deploy_line(tmp_path, capsys):
-    from lib.serving.__main__ import main
-
-    path = tmp_path / "Qwen2.5-32B-Instruct" / "config.json"
-    path.parent.mkdir()
-    path.write_text(json.dumps(QWEN25_32B))
-    main(["--config", str(path), "--devices", "4", "--ttft-ms", "1000", "--tpot-ms", "60"])
-    out = capsys.readouterr().out
-    assert "32.76 billion parameters" in out
-    line = [l for l in out.splitlines() if l.startswith("vllm serve")][0]
-    assert serving.parse_vllm_command(line)["model"] == "Qwen2.5-32B-Instruct"
-    main(["--model", "llama-3-70b", "--weight-format", "fp8", "--rate", "10", "--ttft-ms", "1000",
-          "--tpot-ms", "50"])
-    assert "requests/s" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("call, name", [

@@ -1,0 +1,36 @@
+"""Tests for lib.serving.sizing: the fewest devices that carry a rate, and more devices never carry less."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lib import serving
+from lib.transformer import PRESETS
+from lib.units import ms
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from(["llama-3-8b", "mistral-7b"]), st.sampled_from(["l4", "a100-80gb"]),
+       st.integers(1, 6), st.integers(1, 3))
+@pytest.mark.slow
+def test_more_devices_never_lower_the_best_total_capacity(key, device, devices, extra):
+    kwargs = dict(ttft_limit=0.5, tpot_limit=80 * ms)
+    fewer = serving.best_capacity(PRESETS[key], device, devices, 512, 128, **kwargs)
+    more = serving.best_capacity(PRESETS[key], device, devices + extra, 512, 128, **kwargs)
+    assert (0 if fewer is None else fewer.capacity.rate) <= (0 if more is None else more.capacity.rate) * (1 + 1e-9)
+
+
+# --- the closed form against the scheduler, step by step ----------------------------------------------------
+
+
+@pytest.mark.slow
+def test_sizing_finds_the_fewest_devices_and_one_fewer_fails():
+    targets = dict(ttft_limit=1.0, tpot_limit=50 * ms, weight_format="fp8")
+    plan = serving.size(PRESETS["llama-3-70b"], "h100-sxm", 20.0, 1024, 256, **targets)
+    assert plan.capacity.rate >= 20.0 and plan.devices == plan.layout.devices
+    # No layout of one device fewer carries 20 requests per second under the same model.
+    fewer = plan.devices - 1
+    best = serving.best_capacity(PRESETS["llama-3-70b"], "h100-sxm", fewer, 1024, 256, **targets)
+    assert best is None or best.capacity.rate < 20.0
