@@ -14,7 +14,8 @@ ValueError: serial must be >= 0, got -1.0
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -130,4 +131,3 @@ def result(value: np.ndarray) -> float | np.ndarray:
     """A 0-d array back to a plain float; arrays stay arrays."""
     array = np.asarray(value, dtype=float)
     return float(array) if array.ndim == 0 else array
-

@@ -126,7 +126,7 @@ class Phase:
         """
         return np.broadcast_to(np.asarray(getattr(self, name), dtype=float), self.shape)
 
-    def with_(self, **changes: Number) -> "Phase":
+    def with_(self, **changes: Number) -> Phase:
         """A copy with some fields changed (validated again).
 
         >>> Phase(serial=1.0, divisible=2.0).with_(devices=4).devices
@@ -142,9 +142,7 @@ class Phase:
     @property
     def split_compute_time(self) -> float | np.ndarray:
         """``C / (K eta)``: each device's share of the divisible work, in seconds."""
-        return _checks.result(
-            self.array("divisible") / (self.array("devices") * self.array("efficiency"))
-        )
+        return _checks.result(self.array("divisible") / (self.array("devices") * self.array("efficiency")))
 
     @property
     def communication_time(self) -> float | np.ndarray:
@@ -172,10 +170,7 @@ class Phase:
         """
         split = np.asarray(self.split_time)
         if (split == 0).any():
-            raise ValueError(
-                "speedup is undefined when split_time is 0 "
-                "(serial, divisible and communication all zero)"
-            )
+            raise ValueError("speedup is undefined when split_time is 0 (serial, divisible and communication all zero)")
         return _checks.result(np.asarray(self.one_device_time) / split)
 
     @property
@@ -187,6 +182,5 @@ class Phase:
     def overlap_bound(self) -> float | np.ndarray:
         """``S + max(C / (K eta), H)``: the best T2 if communication hid entirely behind compute."""
         return _checks.result(
-            self.array("serial")
-            + np.maximum(np.asarray(self.split_compute_time), np.asarray(self.communication_time))
+            self.array("serial") + np.maximum(np.asarray(self.split_compute_time), np.asarray(self.communication_time))
         )

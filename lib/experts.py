@@ -31,8 +31,18 @@ import numpy as np
 
 from lib import _checks
 
-__all__ = ["route", "expert_capacity", "expert_slot_limit", "Routing", "dispatch", "simulate_router",
-           "load_imbalance", "dispatch_bytes", "expected_max_normal", "expert_imbalance"]
+__all__ = [
+    "route",
+    "expert_capacity",
+    "expert_slot_limit",
+    "Routing",
+    "dispatch",
+    "simulate_router",
+    "load_imbalance",
+    "dispatch_bytes",
+    "expected_max_normal",
+    "expert_imbalance",
+]
 
 
 def route(tokens: int, experts: int, top_k: int = 2, seed: int = 0, skew: float = 0.0) -> np.ndarray:
@@ -207,8 +217,9 @@ def dispatch(assignments: Any, experts: int, capacity: int) -> Routing:
     return Routing(a.copy(), kept, e, c)
 
 
-def simulate_router(tokens: int, experts: int, top_k: int = 2, capacity_factor: float = 1.25,
-                    seed: int = 0, skew: float = 0.0) -> Routing:
+def simulate_router(
+    tokens: int, experts: int, top_k: int = 2, capacity_factor: float = 1.25, seed: int = 0, skew: float = 0.0
+) -> Routing:
     """:func:`route` then :func:`dispatch` at :func:`expert_capacity`.
 
     >>> r = simulate_router(512, 8, top_k=1, capacity_factor=1.0, seed=2, skew=1.0)
@@ -294,8 +305,10 @@ def expert_imbalance(tokens: Any, experts: Any, top_k: Any, devices: Any) -> flo
     k = _checks.count("top_k", top_k, minimum=1)
     d = _checks.count("devices", devices, minimum=1)
     if (k > e).any() or (e % d).any():
-        raise ValueError(f"top_k must be at most experts and devices must divide experts, got top_k={top_k!r}, "
-                         f"experts={experts!r}, devices={devices!r}")
+        raise ValueError(
+            f"top_k must be at most experts and devices must divide experts, got top_k={top_k!r}, "
+            f"experts={experts!r}, devices={devices!r}"
+        )
     share = 1.0 / d
     variance = k * share * (1 - share) * np.where(e > 1, (e - k) / np.maximum(e - 1, 1), 0.0)
     spread = np.vectorize(expected_max_normal, otypes=[float])(d.astype(int))

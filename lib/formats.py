@@ -34,10 +34,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lib.hardware import Device, device as lookup_device
+from lib.hardware import Device
+from lib.hardware import device as lookup_device
 
-__all__ = ["WeightFormat", "WEIGHT_FORMATS", "KV_FORMATS", "UNQUANTISED_BYTES", "weight_format", "kv_bytes",
-           "compute_peak"]
+__all__ = [
+    "WeightFormat",
+    "WEIGHT_FORMATS",
+    "KV_FORMATS",
+    "UNQUANTISED_BYTES",
+    "weight_format",
+    "kv_bytes",
+    "compute_peak",
+]
 
 #: Bytes per number of what no format quantises: the embedding, the output head, activations on the wire.
 UNQUANTISED_BYTES = 2.0
@@ -65,10 +73,15 @@ class WeightFormat:
 WEIGHT_FORMATS: dict[str, WeightFormat] = {
     "bf16": WeightFormat("bf16", 2.0, "bf16", "16-bit weights and activations"),
     "fp8": WeightFormat("fp8", 1.0, "fp8", "W8A8: FP8 (E4M3) weights and activations, FP8 tensor cores"),
-    "int8": WeightFormat("int8", 1.0 + 2 / _GROUP, "bf16",
-                         "W8A16: 8-bit integer weights, a 16-bit scale per 128, dequantised to 16 bits"),
-    "int4": WeightFormat("int4", 0.5 + 2 / _GROUP, "bf16",
-                         "W4A16: 4-bit integer weights (GPTQ, AWQ), a 16-bit scale per 128, dequantised"),
+    "int8": WeightFormat(
+        "int8", 1.0 + 2 / _GROUP, "bf16", "W8A16: 8-bit integer weights, a 16-bit scale per 128, dequantised to 16 bits"
+    ),
+    "int4": WeightFormat(
+        "int4",
+        0.5 + 2 / _GROUP,
+        "bf16",
+        "W4A16: 4-bit integer weights (GPTQ, AWQ), a 16-bit scale per 128, dequantised",
+    ),
 }
 
 #: Bytes per cached key or value number, by KV-cache format.

@@ -55,10 +55,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lib.units import GB, GiB, Gbit, MiB, TB, TFLOPS, s, us
+from lib.units import GB, TB, TFLOPS, Gbit, MiB, s, us
 
-__all__ = ["Device", "Link", "DEVICES", "LINKS", "HOP_LATENCY", "BOOK_DEVICE", "FAST_LINK", "SLOW_LINK", "device",
-           "link"]
+__all__ = [
+    "Device",
+    "Link",
+    "DEVICES",
+    "LINKS",
+    "HOP_LATENCY",
+    "BOOK_DEVICE",
+    "FAST_LINK",
+    "SLOW_LINK",
+    "device",
+    "link",
+]
 
 
 @dataclass(frozen=True)
@@ -167,58 +177,141 @@ class Link:
         return self.bandwidth * self.nccl_share
 
 
-_A100 = ("nvidia_a100_ds", "A100 datasheet, SXM columns: GPU Memory, GPU Memory Bandwidth, "
-         "BFLOAT16 Tensor Core 312 TFLOPS (dense, printed); no FP8 tensor cores")
+_A100 = (
+    "nvidia_a100_ds",
+    "A100 datasheet, SXM columns: GPU Memory, GPU Memory Bandwidth, "
+    "BFLOAT16 Tensor Core 312 TFLOPS (dense, printed); no FP8 tensor cores",
+)
 _SMI = "nvidia-smi memory.total as printed in "
-_HOPPER = dict(network="ib-ndr", nics_per_gpu=1.0)     # DGX H100/H200/B200: 8 x ConnectX-7 at 400 Gb/s
-_AMPERE = dict(network="ib-hdr", nics_per_gpu=1.0)     # DGX A100: 8 x ConnectX-6 at 200 Gb/s
+_HOPPER = dict(network="ib-ndr", nics_per_gpu=1.0)  # DGX H100/H200/B200: 8 x ConnectX-7 at 400 Gb/s
+_AMPERE = dict(network="ib-hdr", nics_per_gpu=1.0)  # DGX A100: 8 x ConnectX-6 at 200 Gb/s
 
 #: The devices of the book, keyed by slug.
 DEVICES: dict[str, Device] = {
-    "a100-40gb": Device("A100 40GB SXM", 40960 * MiB, 1555 * GB / s, 312 * TFLOPS, "nvlink3", *_A100,
-                        memory_label="40GB", memory_note=_SMI + "bottlerocket-os/bottlerocket-core-kit PR #834 "
-                        "(598MiB / 40960MiB)", **_AMPERE),
-    "a100-80gb": Device("A100 80GB SXM", 81920 * MiB, 2039 * GB / s, 312 * TFLOPS, "nvlink3", *_A100,
-                        memory_label="80GB", memory_note=_SMI + "allenai/PeerRead issue #40 (0MiB / 81920MiB)",
-                        **_AMPERE),
-    "h100-sxm": Device("H100 SXM", 81559 * MiB, 3.35 * TB / s, 989.5 * TFLOPS, "nvlink4", "nvidia_h100_page",
-                       "H100 product page, SXM column: 80GB, 3.35TB/s, BFLOAT16 1,979 and FP8 3,958 teraFLOPS "
-                       "with sparsity (dense is half)", fp8_flops=1979 * TFLOPS, memory_label="80GB",
-                       memory_note=_SMI + "wilicc/gpu-burn issue #114 (72790MiB / 81559MiB, driver 550.90.07)",
-                       **_HOPPER),
-    "h100-pcie": Device("H100 PCIe", 81559 * MiB, 2.0 * TB / s, 756.5 * TFLOPS, "pcie5", "nvidia_h100_page",
-                        "H100 product page, PCIe column: 80GB, 2TB/s, BFLOAT16 1,513 and FP8 3,026 teraFLOPS with "
-                        "sparsity (dense is half); PCIe Gen5", fp8_flops=1513 * TFLOPS, memory_label="80GB",
-                        memory_note=_SMI + "modal-labs/modal-client PR #2797 (H100: 81559MiB), the same for PCIe "
-                        "boards", network="ib-ndr"),
-    "h200": Device("H200 SXM", 143771 * MiB, 4.8 * TB / s, 989.5 * TFLOPS, "nvlink4", "nvidia_h200_page",
-                   "H200 product page, SXM column: 141GB, 4.8TB/s, BFLOAT16 1,979 and FP8 3,958 teraFLOPS with "
-                   "sparsity (dense is half)", fp8_flops=1979 * TFLOPS, memory_label="141GB",
-                   memory_note=_SMI + "sgl-project/sglang issue #3196 (124585MiB / 143771MiB)", **_HOPPER),
-    "b200": Device("B200 (HGX)", 183359 * MiB, 7.7 * TB / s, 2250 * TFLOPS, "nvlink5", "nvidia_hgx_page",
-                   "HGX B200 column: 180 GB HBM3E, 7.7 TB/s, FP16/BF16 4.5 and FP8 9 PFLOPS sparse (dense is "
-                   "half); the DGX B200 page implies 8 TB/s", fp8_flops=4500 * TFLOPS, memory_label="180GB",
-                   memory_note=_SMI + "HGX B200 logs (0MiB / 183359MiB, 1000W)", **_HOPPER),
-    "l40s": Device("L40S", 46068 * MiB, 864 * GB / s, 362.05 * TFLOPS, "pcie4", "nvidia_l40s_ds",
-                   "L40S datasheet: 48GB GDDR6, 864GB/s, BFLOAT16 362.05 TFLOPS (dense, printed), FP8 733 TFLOPS "
-                   "(dense, printed), PCIe Gen4 x16", fp8_flops=733 * TFLOPS, memory_label="48GB",
-                   memory_note=_SMI + "akash-network/provider-configs PR #99 (NVIDIA L40S, 46068 MiB)"),
-    "l4": Device("L4", 23034 * MiB, 300 * GB / s, 121 * TFLOPS, "pcie4", "nvidia_l4_page",
-                 "L4 product page: 24GB, 300GB/s, BFLOAT16 242 and FP8 485 teraFLOPS with sparsity (dense is "
-                 "half)", fp8_flops=242.5 * TFLOPS, memory_label="24GB",
-                 memory_note=_SMI + "modal-labs/modal-client PR #2797 (L4: 23034MiB)"),
-    "a10g": Device("A10G", 23028 * MiB, 600 * GB / s, 70 * TFLOPS, "pcie4", "baseten_a10g",
-                   "AWS's variant of the A10 (G5 instances; no NVIDIA datasheet): 24 GB GDDR6 at 600 GB/s and "
-                   "about 70 TFLOPS of dense BF16 tensor throughput, per Baseten's A10 vs A10G comparison; no "
-                   "FP8 tensor cores (Ampere)", memory_label="24GB",
-                   memory_note=_SMI + "modal-labs/modal-client PR #2797 (A10: 23028MiB), as on G5 instances"),
+    "a100-40gb": Device(
+        "A100 40GB SXM",
+        40960 * MiB,
+        1555 * GB / s,
+        312 * TFLOPS,
+        "nvlink3",
+        *_A100,
+        memory_label="40GB",
+        memory_note=_SMI + "bottlerocket-os/bottlerocket-core-kit PR #834 (598MiB / 40960MiB)",
+        **_AMPERE,
+    ),
+    "a100-80gb": Device(
+        "A100 80GB SXM",
+        81920 * MiB,
+        2039 * GB / s,
+        312 * TFLOPS,
+        "nvlink3",
+        *_A100,
+        memory_label="80GB",
+        memory_note=_SMI + "allenai/PeerRead issue #40 (0MiB / 81920MiB)",
+        **_AMPERE,
+    ),
+    "h100-sxm": Device(
+        "H100 SXM",
+        81559 * MiB,
+        3.35 * TB / s,
+        989.5 * TFLOPS,
+        "nvlink4",
+        "nvidia_h100_page",
+        "H100 product page, SXM column: 80GB, 3.35TB/s, BFLOAT16 1,979 and FP8 3,958 teraFLOPS "
+        "with sparsity (dense is half)",
+        fp8_flops=1979 * TFLOPS,
+        memory_label="80GB",
+        memory_note=_SMI + "wilicc/gpu-burn issue #114 (72790MiB / 81559MiB, driver 550.90.07)",
+        **_HOPPER,
+    ),
+    "h100-pcie": Device(
+        "H100 PCIe",
+        81559 * MiB,
+        2.0 * TB / s,
+        756.5 * TFLOPS,
+        "pcie5",
+        "nvidia_h100_page",
+        "H100 product page, PCIe column: 80GB, 2TB/s, BFLOAT16 1,513 and FP8 3,026 teraFLOPS with "
+        "sparsity (dense is half); PCIe Gen5",
+        fp8_flops=1513 * TFLOPS,
+        memory_label="80GB",
+        memory_note=_SMI + "modal-labs/modal-client PR #2797 (H100: 81559MiB), the same for PCIe boards",
+        network="ib-ndr",
+    ),
+    "h200": Device(
+        "H200 SXM",
+        143771 * MiB,
+        4.8 * TB / s,
+        989.5 * TFLOPS,
+        "nvlink4",
+        "nvidia_h200_page",
+        "H200 product page, SXM column: 141GB, 4.8TB/s, BFLOAT16 1,979 and FP8 3,958 teraFLOPS with "
+        "sparsity (dense is half)",
+        fp8_flops=1979 * TFLOPS,
+        memory_label="141GB",
+        memory_note=_SMI + "sgl-project/sglang issue #3196 (124585MiB / 143771MiB)",
+        **_HOPPER,
+    ),
+    "b200": Device(
+        "B200 (HGX)",
+        183359 * MiB,
+        7.7 * TB / s,
+        2250 * TFLOPS,
+        "nvlink5",
+        "nvidia_hgx_page",
+        "HGX B200 column: 180 GB HBM3E, 7.7 TB/s, FP16/BF16 4.5 and FP8 9 PFLOPS sparse (dense is "
+        "half); the DGX B200 page implies 8 TB/s",
+        fp8_flops=4500 * TFLOPS,
+        memory_label="180GB",
+        memory_note=_SMI + "HGX B200 logs (0MiB / 183359MiB, 1000W)",
+        **_HOPPER,
+    ),
+    "l40s": Device(
+        "L40S",
+        46068 * MiB,
+        864 * GB / s,
+        362.05 * TFLOPS,
+        "pcie4",
+        "nvidia_l40s_ds",
+        "L40S datasheet: 48GB GDDR6, 864GB/s, BFLOAT16 362.05 TFLOPS (dense, printed), FP8 733 TFLOPS "
+        "(dense, printed), PCIe Gen4 x16",
+        fp8_flops=733 * TFLOPS,
+        memory_label="48GB",
+        memory_note=_SMI + "akash-network/provider-configs PR #99 (NVIDIA L40S, 46068 MiB)",
+    ),
+    "l4": Device(
+        "L4",
+        23034 * MiB,
+        300 * GB / s,
+        121 * TFLOPS,
+        "pcie4",
+        "nvidia_l4_page",
+        "L4 product page: 24GB, 300GB/s, BFLOAT16 242 and FP8 485 teraFLOPS with sparsity (dense is half)",
+        fp8_flops=242.5 * TFLOPS,
+        memory_label="24GB",
+        memory_note=_SMI + "modal-labs/modal-client PR #2797 (L4: 23034MiB)",
+    ),
+    "a10g": Device(
+        "A10G",
+        23028 * MiB,
+        600 * GB / s,
+        70 * TFLOPS,
+        "pcie4",
+        "baseten_a10g",
+        "AWS's variant of the A10 (G5 instances; no NVIDIA datasheet): 24 GB GDDR6 at 600 GB/s and "
+        "about 70 TFLOPS of dense BF16 tensor throughput, per Baseten's A10 vs A10G comparison; no "
+        "FP8 tensor cores (Ampere)",
+        memory_label="24GB",
+        memory_note=_SMI + "modal-labs/modal-client PR #2797 (A10: 23028MiB), as on G5 instances",
+    ),
 }
 
 #: NCCL's per-step hardware latencies in seconds, ``HOP_LATENCY[kind][algorithm][protocol]``
 #: (``hwLat`` in ``src/graph/tuning.cc`` of NCCL 2.30.7; ``nvls_tree`` is NCCL's NVLSTree).
 HOP_LATENCY: dict[str, dict[str, dict[str, float]]] = {
-    kind: {algorithm: dict(zip(("LL", "LL128", "Simple"), (v * us for v in values)))
-           for algorithm, values in table.items()}
+    kind: {
+        algorithm: dict(zip(("LL", "LL128", "Simple"), (v * us for v in values))) for algorithm, values in table.items()
+    }
     for kind, table in {
         "nvlink": {"ring": (0.6, 1.9, 3.4), "tree": (0.6, 1.25, 4.0), "nvls": (0, 0, 25.0), "nvls_tree": (0, 0, 25.0)},
         "pcie": {"ring": (1.0, 2.5, 5.7), "tree": (1.0, 1.9, 4.0), "nvls": (0, 0, 0), "nvls_tree": (0, 0, 0)},
@@ -226,31 +319,85 @@ HOP_LATENCY: dict[str, dict[str, dict[str, float]]] = {
     }.items()
 }
 
-_NVLINK_SHARE = 0.8          # 20 / 25 (A100), 20.6 / 25 (H100), 40.1 / 50 (B200) GB/s per link
-_PCIE_SHARE = 24 / 31.5077   # NCCL reads 24 GB/s from a Gen4 x16 slot (48 from Gen5) against 31.5 (63.0)
+_NVLINK_SHARE = 0.8  # 20 / 25 (A100), 20.6 / 25 (H100), 40.1 / 50 (B200) GB/s per link
+_PCIE_SHARE = 24 / 31.5077  # NCCL reads 24 GB/s from a Gen4 x16 slot (48 from Gen5) against 31.5 (63.0)
 
 #: The links of the book, keyed by slug.
 LINKS: dict[str, Link] = {
-    "nvlink3": Link("NVLink 3 (A100)", 300 * GB / s, "nvlink", _NVLINK_SHARE, "nvidia_ampere_tuning",
-                    "12 links x 50 GB/s bidirectional = 600 GB/s per GPU, 300 GB/s each way"),
-    "nvlink4": Link("NVLink 4 (H100, H200)", 450 * GB / s, "nvlink", _NVLINK_SHARE, "nvidia_hopper_tuning",
-                    "18 links x 50 GB/s bidirectional = 900 GB/s per GPU, 450 GB/s each way",
-                    in_network_efficiency=0.85),
-    "nvlink5": Link("NVLink 5 (B200)", 900 * GB / s, "nvlink", _NVLINK_SHARE, "nvidia_nvlink_page",
-                    "NVLink bandwidth per GPU 1,800 GB/s (fifth generation), 900 GB/s each way",
-                    in_network_efficiency=0.74),
-    "pcie4": Link("PCIe Gen4 x16", 16 * 16 * 128 / 130 * Gbit / s, "pcie", _PCIE_SHARE, "nvidia_a100_ds",
-                  "PCIe Gen4: 64GB/s both ways raw; 16 GT/s x 16 lanes x 128/130 encoding = 31.5 GB/s each way"),
-    "pcie5": Link("PCIe Gen5 x16", 32 * 16 * 128 / 130 * Gbit / s, "pcie", _PCIE_SHARE, "pcisig_pcie5_2019",
-                  "32 GT/s, up to 128 GB/s both ways raw; x 128/130 encoding = 63.0 GB/s each way"),
-    "ib-hdr": Link("InfiniBand HDR (200 Gb/s)", 200 * Gbit / s, "net", 1.0, "nvidia_superpod_ndr_cabling",
-                   "HDR is four lanes of 50 Gb/s: 200 Gb/s = 25 GB/s per direction"),
-    "ib-ndr": Link("InfiniBand NDR (400 Gb/s)", 400 * Gbit / s, "net", 1.0, "nvidia_superpod_h100_ra",
-                   "NDR has a peak speed of 400 Gb/s per direction = 50 GB/s"),
-    "eth-100g": Link("Ethernet 100 GbE", 100 * Gbit / s, "net", 1.0, "ieee_8023ba_2010",
-                     "100 Gb/s full duplex = 12.5 GB/s per direction"),
-    "eth-400g": Link("Ethernet 400 GbE", 400 * Gbit / s, "net", 1.0, "ieee_8023bs_2017",
-                     "400 Gb/s full duplex = 50 GB/s per direction"),
+    "nvlink3": Link(
+        "NVLink 3 (A100)",
+        300 * GB / s,
+        "nvlink",
+        _NVLINK_SHARE,
+        "nvidia_ampere_tuning",
+        "12 links x 50 GB/s bidirectional = 600 GB/s per GPU, 300 GB/s each way",
+    ),
+    "nvlink4": Link(
+        "NVLink 4 (H100, H200)",
+        450 * GB / s,
+        "nvlink",
+        _NVLINK_SHARE,
+        "nvidia_hopper_tuning",
+        "18 links x 50 GB/s bidirectional = 900 GB/s per GPU, 450 GB/s each way",
+        in_network_efficiency=0.85,
+    ),
+    "nvlink5": Link(
+        "NVLink 5 (B200)",
+        900 * GB / s,
+        "nvlink",
+        _NVLINK_SHARE,
+        "nvidia_nvlink_page",
+        "NVLink bandwidth per GPU 1,800 GB/s (fifth generation), 900 GB/s each way",
+        in_network_efficiency=0.74,
+    ),
+    "pcie4": Link(
+        "PCIe Gen4 x16",
+        16 * 16 * 128 / 130 * Gbit / s,
+        "pcie",
+        _PCIE_SHARE,
+        "nvidia_a100_ds",
+        "PCIe Gen4: 64GB/s both ways raw; 16 GT/s x 16 lanes x 128/130 encoding = 31.5 GB/s each way",
+    ),
+    "pcie5": Link(
+        "PCIe Gen5 x16",
+        32 * 16 * 128 / 130 * Gbit / s,
+        "pcie",
+        _PCIE_SHARE,
+        "pcisig_pcie5_2019",
+        "32 GT/s, up to 128 GB/s both ways raw; x 128/130 encoding = 63.0 GB/s each way",
+    ),
+    "ib-hdr": Link(
+        "InfiniBand HDR (200 Gb/s)",
+        200 * Gbit / s,
+        "net",
+        1.0,
+        "nvidia_superpod_ndr_cabling",
+        "HDR is four lanes of 50 Gb/s: 200 Gb/s = 25 GB/s per direction",
+    ),
+    "ib-ndr": Link(
+        "InfiniBand NDR (400 Gb/s)",
+        400 * Gbit / s,
+        "net",
+        1.0,
+        "nvidia_superpod_h100_ra",
+        "NDR has a peak speed of 400 Gb/s per direction = 50 GB/s",
+    ),
+    "eth-100g": Link(
+        "Ethernet 100 GbE",
+        100 * Gbit / s,
+        "net",
+        1.0,
+        "ieee_8023ba_2010",
+        "100 Gb/s full duplex = 12.5 GB/s per direction",
+    ),
+    "eth-400g": Link(
+        "Ethernet 400 GbE",
+        400 * Gbit / s,
+        "net",
+        1.0,
+        "ieee_8023bs_2017",
+        "400 Gb/s full duplex = 50 GB/s per direction",
+    ),
 }
 
 #: The device the book assumes unless a section says otherwise.

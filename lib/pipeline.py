@@ -43,15 +43,15 @@ keep ``m = min(S, B)`` microbatches, each a slice of the running batch of
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from lib import _checks
 
-__all__ = ["bubble_fraction", "bubble_ratio", "split_batch", "loop_time", "Interval", "Schedule",
-           "simulate_pipeline"]
+__all__ = ["bubble_fraction", "bubble_ratio", "split_batch", "loop_time", "Interval", "Schedule", "simulate_pipeline"]
 
 
 def bubble_fraction(stages: Any, microbatches: Any) -> float | np.ndarray:
@@ -157,8 +157,9 @@ def split_batch(batch: int, stages: int, per_sequence: bool = False) -> tuple[in
     return m, -(-b // m)
 
 
-def loop_time(stage_times: Sequence[float], microbatches: int, hop: float = 0.0,
-              return_hop: float | None = None) -> float:
+def loop_time(
+    stage_times: Sequence[float], microbatches: int, hop: float = 0.0, return_hop: float | None = None
+) -> float:
     """Seconds between two tokens of one sequence in a decode loop that has settled.
 
     A microbatch needs one trip round the loop, ``sum(t) + (S - 1) h +
@@ -295,8 +296,14 @@ def _stage_times(stage_times: Any) -> tuple[float, ...]:
     return tuple(float(t) for t in array)
 
 
-def simulate_pipeline(stage_times: Sequence[float], microbatches: int, hop: float = 0.0,
-                      chunks: int = 1, tokens: int = 1, return_hop: float | None = None) -> Schedule:
+def simulate_pipeline(
+    stage_times: Sequence[float],
+    microbatches: int,
+    hop: float = 0.0,
+    chunks: int = 1,
+    tokens: int = 1,
+    return_hop: float | None = None,
+) -> Schedule:
     """Schedule a forward-only (inference) pipeline event by event.
 
     Each device runs one task at a time, never pre-empted. A microbatch

@@ -19,15 +19,26 @@ True
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.text import Text
 
-__all__ = ["COLORS", "MICROBATCH_COLORS", "DPI", "MIN_FONT_PT", "STYLE", "BookFigure", "enforce_min_font", "figure",
-           "stacked_bars", "draw_matrix", "gantt"]
+__all__ = [
+    "COLORS",
+    "MICROBATCH_COLORS",
+    "DPI",
+    "MIN_FONT_PT",
+    "STYLE",
+    "BookFigure",
+    "enforce_min_font",
+    "figure",
+    "stacked_bars",
+    "draw_matrix",
+    "gantt",
+]
 
 #: Okabe-Ito colours, named by what they mean throughout the book.
 COLORS = {
@@ -80,7 +91,7 @@ def enforce_min_font(fig: Figure, minimum: float = MIN_FONT_PT) -> int:
     """
     raised = 0
     for ax in fig.axes:
-        if not ax.axison:       # a diagram's hidden axes: asking for tick labels would make some
+        if not ax.axison:  # a diagram's hidden axes: asking for tick labels would make some
             continue
         for axis in (ax.xaxis, ax.yaxis):
             for which in ("major", "minor"):
@@ -118,8 +129,9 @@ def figure(ncols: int = 1, nrows: int = 1, width: float = 6.4, height: float = 3
     >>> plt.close(fig)
     """
     with plt.rc_context(STYLE):
-        return plt.subplots(nrows, ncols, figsize=(width, height), layout="constrained", FigureClass=BookFigure,
-                            **kwargs)
+        return plt.subplots(
+            nrows, ncols, figsize=(width, height), layout="constrained", FigureClass=BookFigure, **kwargs
+        )
 
 
 def stacked_bars(ax: Axes, labels: Sequence[str], segments: dict[str, Sequence[float]], unit: str = "ms") -> None:
@@ -141,8 +153,15 @@ def stacked_bars(ax: Axes, labels: Sequence[str], segments: dict[str, Sequence[f
         bars = ax.barh(labels, values, left=left, color=COLORS.get(name), label=name, edgecolor="white")
         for bar, value in zip(bars, values):
             if value > 0.04 * longest:
-                ax.text(bar.get_x() + bar.get_width() / 2, bar.get_y() + bar.get_height() / 2,
-                        f"{value:.2f}", ha="center", va="center", color="white", fontsize=MIN_FONT_PT)
+                ax.text(
+                    bar.get_x() + bar.get_width() / 2,
+                    bar.get_y() + bar.get_height() / 2,
+                    f"{value:.2f}",
+                    ha="center",
+                    va="center",
+                    color="white",
+                    fontsize=MIN_FONT_PT,
+                )
         left = [a + b for a, b in zip(left, values)]
     ax.set_xlabel(f"time ({unit})")
     ax.invert_yaxis()
@@ -150,8 +169,17 @@ def stacked_bars(ax: Axes, labels: Sequence[str], segments: dict[str, Sequence[f
     ax.legend(loc="lower right", ncols=len(segments))
 
 
-def draw_matrix(ax: Axes, values, x: float, y: float, color: str = "#FFFFFF", title: str | None = None,
-                cell: float = 1.0, text_color: str = "black", fontsize: float = MIN_FONT_PT) -> tuple[float, float]:
+def draw_matrix(
+    ax: Axes,
+    values,
+    x: float,
+    y: float,
+    color: str = "#FFFFFF",
+    title: str | None = None,
+    cell: float = 1.0,
+    text_color: str = "black",
+    fontsize: float = MIN_FONT_PT,
+) -> tuple[float, float]:
     """Draw a small matrix as a grid of labelled cells; return its (width, height).
 
     The top-left corner sits at ``(x, y)`` in data coordinates and rows go
@@ -173,8 +201,15 @@ def draw_matrix(ax: Axes, values, x: float, y: float, color: str = "#FFFFFF", ti
         for j, value in enumerate(row):
             left, bottom = x + j * cell, y - (i + 1) * cell
             ax.add_patch(Rectangle((left, bottom), cell, cell, facecolor=color, edgecolor="black", linewidth=0.8))
-            ax.text(left + cell / 2, bottom + cell / 2, f"{value:g}", ha="center", va="center",
-                    color=text_color, fontsize=fontsize)
+            ax.text(
+                left + cell / 2,
+                bottom + cell / 2,
+                f"{value:g}",
+                ha="center",
+                va="center",
+                color=text_color,
+                fontsize=fontsize,
+            )
     if title:
         ax.text(x + cols * cell / 2, y + 0.15 * cell, title, ha="center", va="bottom", fontsize=fontsize)
     return float(cols * cell), float(rows * cell)
@@ -204,16 +239,39 @@ def gantt(ax: Axes, schedule, unit: float = 1e-3, unit_name: str = "ms", labels:
     """
     span = schedule.makespan / unit
     for d, row in enumerate(schedule.intervals):
-        ax.barh(d, span, left=0, height=0.8, color=COLORS["idle"], hatch="///", edgecolor="#BBBBBB",
-                linewidth=0, label="idle" if d == 0 else None)
+        ax.barh(
+            d,
+            span,
+            left=0,
+            height=0.8,
+            color=COLORS["idle"],
+            hatch="///",
+            edgecolor="#BBBBBB",
+            linewidth=0,
+            label="idle" if d == 0 else None,
+        )
         for task in row:
             left, width = task.start / unit, (task.end - task.start) / unit
-            ax.barh(d, width, left=left, height=0.8, edgecolor="white", linewidth=0.8,
-                    color=MICROBATCH_COLORS[task.microbatch % len(MICROBATCH_COLORS)])
+            ax.barh(
+                d,
+                width,
+                left=left,
+                height=0.8,
+                edgecolor="white",
+                linewidth=0.8,
+                color=MICROBATCH_COLORS[task.microbatch % len(MICROBATCH_COLORS)],
+            )
             if labels and width > 0.025 * span:
                 dark = task.microbatch % len(MICROBATCH_COLORS) in (1, 2, 4, 6)
-                ax.text(left + width / 2, d, str(task.microbatch + 1), ha="center", va="center",
-                        fontsize=MIN_FONT_PT, color="black" if dark else "white")
+                ax.text(
+                    left + width / 2,
+                    d,
+                    str(task.microbatch + 1),
+                    ha="center",
+                    va="center",
+                    fontsize=MIN_FONT_PT,
+                    color="black" if dark else "white",
+                )
     ax.set_yticks(range(schedule.stages), [f"device {d + 1}" for d in range(schedule.stages)])
     ax.set_ylim(schedule.stages - 0.5, -0.5)
     ax.set_xlim(0, span)

@@ -20,12 +20,8 @@ from lib import _checks
 __all__ = ["X", "A", "B", "relu", "forward", "split_forward"]
 
 X = np.array([[1, 2]])
-A = np.array([[1, -1, 2, 0],
-              [0, 1, -1, 2]])
-B = np.array([[1, 0],
-              [0, 1],
-              [3, -2],
-              [-1, 2]])
+A = np.array([[1, -1, 2, 0], [0, 1, -1, 2]])
+B = np.array([[1, 0], [0, 1], [3, -2], [-1, 2]])
 
 
 def relu(values: np.ndarray) -> np.ndarray:
@@ -41,9 +37,7 @@ def _check_shapes(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> None:
     if x.ndim != 2 or a.ndim != 2 or b.ndim != 2:
         raise ValueError(f"x, a and b must be 2-D, got shapes {x.shape}, {a.shape}, {b.shape}")
     if x.shape[1] != a.shape[0] or a.shape[1] != b.shape[0]:
-        raise ValueError(
-            f"shapes do not chain: x {x.shape} @ a {a.shape} @ b {b.shape}"
-        )
+        raise ValueError(f"shapes do not chain: x {x.shape} @ a {a.shape} @ b {b.shape}")
 
 
 def forward(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

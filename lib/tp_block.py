@@ -70,8 +70,10 @@ def random_block(hidden: int, heads: int, kv_heads: int, ffn_hidden: int, seed: 
     for name, value in (("hidden", hidden), ("heads", heads), ("kv_heads", kv_heads), ("ffn_hidden", ffn_hidden)):
         _checks.count(name, value, minimum=1)
     if hidden % heads or heads % kv_heads:
-        raise ValueError(f"hidden must be a multiple of heads and heads of kv_heads, "
-                         f"got hidden={hidden}, heads={heads}, kv_heads={kv_heads}")
+        raise ValueError(
+            f"hidden must be a multiple of heads and heads of kv_heads, "
+            f"got hidden={hidden}, heads={heads}, kv_heads={kv_heads}"
+        )
     rng = np.random.default_rng(seed)
     hd = hidden // heads
 
@@ -79,10 +81,17 @@ def random_block(hidden: int, heads: int, kv_heads: int, ffn_hidden: int, seed: 
         return rng.standard_normal((rows, cols)) / np.sqrt(rows)
 
     return BlockWeights(
-        wq=mat(hidden, heads * hd), wk=mat(hidden, kv_heads * hd), wv=mat(hidden, kv_heads * hd),
-        wo=mat(heads * hd, hidden), w_gate=mat(hidden, ffn_hidden), w_up=mat(hidden, ffn_hidden),
-        w_down=mat(ffn_hidden, hidden), norm1=1 + 0.1 * rng.standard_normal(hidden),
-        norm2=1 + 0.1 * rng.standard_normal(hidden), heads=heads, kv_heads=kv_heads,
+        wq=mat(hidden, heads * hd),
+        wk=mat(hidden, kv_heads * hd),
+        wv=mat(hidden, kv_heads * hd),
+        wo=mat(heads * hd, hidden),
+        w_gate=mat(hidden, ffn_hidden),
+        w_up=mat(hidden, ffn_hidden),
+        w_down=mat(ffn_hidden, hidden),
+        norm1=1 + 0.1 * rng.standard_normal(hidden),
+        norm2=1 + 0.1 * rng.standard_normal(hidden),
+        heads=heads,
+        kv_heads=kv_heads,
     )
 
 
@@ -105,13 +114,13 @@ def _attention_partial(h: np.ndarray, w: BlockWeights, query_heads: range) -> np
     out = np.zeros((tokens, w.hidden))
     for q_head in query_heads:
         kv_head = q_head // group
-        q = h @ w.wq[:, q_head * hd:(q_head + 1) * hd]
-        k = h @ w.wk[:, kv_head * hd:(kv_head + 1) * hd]
-        v = h @ w.wv[:, kv_head * hd:(kv_head + 1) * hd]
+        q = h @ w.wq[:, q_head * hd : (q_head + 1) * hd]
+        k = h @ w.wk[:, kv_head * hd : (kv_head + 1) * hd]
+        v = h @ w.wv[:, kv_head * hd : (kv_head + 1) * hd]
         scores = q @ k.T / np.sqrt(hd) + mask
         scores = np.exp(scores - scores.max(axis=1, keepdims=True))
         probs = scores / scores.sum(axis=1, keepdims=True)
-        out += (probs @ v) @ w.wo[q_head * hd:(q_head + 1) * hd, :]
+        out += (probs @ v) @ w.wo[q_head * hd : (q_head + 1) * hd, :]
     return out
 
 

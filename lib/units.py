@@ -21,9 +21,22 @@ of a byte, so a 100 Gbit/s network port moves 12.5 GB/s:
 from __future__ import annotations
 
 __all__ = [
-    "s", "ms", "us", "ns",
-    "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "bit", "Gbit",
-    "GBps", "TFLOPS",
+    "s",
+    "ms",
+    "us",
+    "ns",
+    "B",
+    "KB",
+    "MB",
+    "GB",
+    "TB",
+    "KiB",
+    "MiB",
+    "GiB",
+    "bit",
+    "Gbit",
+    "GBps",
+    "TFLOPS",
 ]
 
 # Time, in seconds.

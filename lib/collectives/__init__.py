@@ -17,22 +17,75 @@ Introduced in chapter 5 (collectives). One module per topic, all re-exported her
 6.0
 """
 
-from lib.collectives.bytes import (KINDS, algorithm_bandwidth, all_to_all_bytes, allgather_bytes, allreduce_bytes,
-                                   bus_bandwidth, busbw_factor, bytes_sent, reduce_scatter_bytes)
-from lib.collectives.nccl import (ALGORITHMS, BASE_LATENCY, PROTOCOL_SHARE, PROTOCOLS, Choice, Cost, allreduce_cost,
-                                  tune_allreduce, tuning_constants)
-from lib.collectives.engine import (ALLREDUCE_CHOICES, EngineAllReduce, engine_allreduce, kernel_for)
-from lib.collectives.startup import (TwoLevel, best_collective_time, collective_cost, send_time, startup_time,
-                                     two_level_allreduce)
+from lib.collectives.bytes import (
+    KINDS,
+    algorithm_bandwidth,
+    all_to_all_bytes,
+    allgather_bytes,
+    allreduce_bytes,
+    bus_bandwidth,
+    busbw_factor,
+    bytes_sent,
+    reduce_scatter_bytes,
+)
+from lib.collectives.engine import ALLREDUCE_CHOICES, EngineAllReduce, engine_allreduce, kernel_for
+from lib.collectives.nccl import (
+    ALGORITHMS,
+    BASE_LATENCY,
+    PROTOCOL_SHARE,
+    PROTOCOLS,
+    Choice,
+    Cost,
+    allreduce_cost,
+    tune_allreduce,
+    tuning_constants,
+)
 from lib.collectives.ring import RingRun, Transfer, chunk_contributions, ring_allreduce, simulate_ring_allreduce
+from lib.collectives.startup import (
+    TwoLevel,
+    best_collective_time,
+    collective_cost,
+    send_time,
+    startup_time,
+    two_level_allreduce,
+)
 from lib.collectives.timing import collective_time, crossover_message_bytes, ring_allreduce_time
 
 __all__ = [
-    "KINDS", "allreduce_bytes", "allgather_bytes", "reduce_scatter_bytes", "all_to_all_bytes", "bytes_sent",
-    "busbw_factor", "algorithm_bandwidth", "bus_bandwidth",
-    "collective_time", "ring_allreduce_time", "crossover_message_bytes",
-    "ALGORITHMS", "PROTOCOLS", "BASE_LATENCY", "PROTOCOL_SHARE", "Cost", "Choice", "allreduce_cost", "tune_allreduce",
-    "collective_cost", "best_collective_time", "send_time", "startup_time", "TwoLevel", "two_level_allreduce",
-    "tuning_constants", "ALLREDUCE_CHOICES", "EngineAllReduce", "engine_allreduce", "kernel_for",
-    "Transfer", "RingRun", "simulate_ring_allreduce", "ring_allreduce", "chunk_contributions",
+    "KINDS",
+    "allreduce_bytes",
+    "allgather_bytes",
+    "reduce_scatter_bytes",
+    "all_to_all_bytes",
+    "bytes_sent",
+    "busbw_factor",
+    "algorithm_bandwidth",
+    "bus_bandwidth",
+    "collective_time",
+    "ring_allreduce_time",
+    "crossover_message_bytes",
+    "ALGORITHMS",
+    "PROTOCOLS",
+    "BASE_LATENCY",
+    "PROTOCOL_SHARE",
+    "Cost",
+    "Choice",
+    "allreduce_cost",
+    "tune_allreduce",
+    "collective_cost",
+    "best_collective_time",
+    "send_time",
+    "startup_time",
+    "TwoLevel",
+    "two_level_allreduce",
+    "tuning_constants",
+    "ALLREDUCE_CHOICES",
+    "EngineAllReduce",
+    "engine_allreduce",
+    "kernel_for",
+    "Transfer",
+    "RingRun",
+    "simulate_ring_allreduce",
+    "ring_allreduce",
+    "chunk_contributions",
 ]

@@ -18,8 +18,19 @@ import numpy as np
 
 from lib import _checks
 
-__all__ = ["KINDS", "allreduce_bytes", "allgather_bytes", "reduce_scatter_bytes", "all_to_all_bytes", "bytes_sent",
-           "busbw_factor", "algorithm_bandwidth", "bus_bandwidth", "fraction_sent", "kind_name"]
+__all__ = [
+    "KINDS",
+    "allreduce_bytes",
+    "allgather_bytes",
+    "reduce_scatter_bytes",
+    "all_to_all_bytes",
+    "bytes_sent",
+    "busbw_factor",
+    "algorithm_bandwidth",
+    "bus_bandwidth",
+    "fraction_sent",
+    "kind_name",
+]
 
 Number = Any  # a float or a numpy array of floats
 
@@ -147,5 +158,6 @@ def bus_bandwidth(kind: str, message_bytes: Number, seconds: Number, devices: Nu
     >>> bus_bandwidth("allreduce", 1 * GB, 0.01, 8) / (GB / s)
     175.0
     """
-    return _checks.result(np.asarray(algorithm_bandwidth(message_bytes, seconds)) *
-                          np.asarray(busbw_factor(kind, devices)))
+    return _checks.result(
+        np.asarray(algorithm_bandwidth(message_bytes, seconds)) * np.asarray(busbw_factor(kind, devices))
+    )

@@ -66,11 +66,23 @@ import numpy as np
 
 from lib import _checks
 from lib.collectives.nccl import tune_allreduce
-from lib.hardware import Link, link as lookup_link
+from lib.hardware import Link
+from lib.hardware import link as lookup_link
 from lib.units import KiB, MiB, us
 
-__all__ = ["ALLREDUCE_CHOICES", "Kernel", "ONE_SHOT", "TWO_SHOT", "MAX_SIZE", "ONE_SHOT_BELOW_4", "ONE_SHOT_BELOW_8",
-           "SUPPORTED_GROUPS", "kernel_for", "EngineAllReduce", "engine_allreduce"]
+__all__ = [
+    "ALLREDUCE_CHOICES",
+    "Kernel",
+    "ONE_SHOT",
+    "TWO_SHOT",
+    "MAX_SIZE",
+    "ONE_SHOT_BELOW_4",
+    "ONE_SHOT_BELOW_8",
+    "SUPPORTED_GROUPS",
+    "kernel_for",
+    "EngineAllReduce",
+    "engine_allreduce",
+]
 
 Number = Any
 
@@ -106,7 +118,7 @@ def _masks(message: np.ndarray, devices: int, intra: Link, nodes: int) -> tuple[
     fits = np.asarray(message < MAX_SIZE)
     if nodes > 1 or devices not in SUPPORTED_GROUPS or intra.kind == "net":
         return np.zeros_like(fits), np.zeros_like(fits)
-    if intra.kind == "pcie":      # only a pair of PCIe GPUs, and always one-shot
+    if intra.kind == "pcie":  # only a pair of PCIe GPUs, and always one-shot
         return fits & (devices == 2), np.zeros_like(fits)
     small = np.asarray((devices == 2) | ((devices <= 4) & (message < ONE_SHOT_BELOW_4)) | (message < ONE_SHOT_BELOW_8))
     return fits & small, fits & ~small
@@ -139,9 +151,15 @@ class EngineAllReduce:
     time: Any
 
 
-def engine_allreduce(message_bytes: Number, devices: int, link: Link | str, nodes: int = 1,
-                     inter_link: Link | str | None = None, nics_per_node: int | None = None,
-                     allreduce: str = "engine") -> EngineAllReduce:
+def engine_allreduce(
+    message_bytes: Number,
+    devices: int,
+    link: Link | str,
+    nodes: int = 1,
+    inter_link: Link | str | None = None,
+    nics_per_node: int | None = None,
+    allreduce: str = "engine",
+) -> EngineAllReduce:
     """Time of one tensor-parallel all-reduce of ``message_bytes``, as the engine runs it.
 
     ``allreduce="engine"`` follows vLLM's choice (:func:`kernel_for`) and
@@ -157,12 +175,15 @@ def engine_allreduce(message_bytes: Number, devices: int, link: Link | str, node
     if k == 1:
         return EngineAllReduce(np.full(n.shape, "none")[()], _checks.result(np.zeros_like(n, dtype=float)))
     nccl = tune_allreduce(n, k, intra, nodes, inter_link, nics_per_node)
-    names = np.char.add(np.char.add("nccl ", np.asarray(nccl.algorithm, dtype=str)),
-                        np.char.add("/", np.asarray(nccl.protocol, dtype=str)))
+    names = np.char.add(
+        np.char.add("nccl ", np.asarray(nccl.algorithm, dtype=str)),
+        np.char.add("/", np.asarray(nccl.protocol, dtype=str)),
+    )
     time = np.asarray(nccl.time, dtype=float)
     if allreduce == "engine":
         one, two = _masks(n, k, intra, nodes)
-        time = np.where(one, _kernel_time(ONE_SHOT, n, k, intra), np.where(two, _kernel_time(TWO_SHOT, n, k, intra),
-                                                                           time))
+        time = np.where(
+            one, _kernel_time(ONE_SHOT, n, k, intra), np.where(two, _kernel_time(TWO_SHOT, n, k, intra), time)
+        )
         names = np.where(one, ONE_SHOT.name, np.where(two, TWO_SHOT.name, names))
     return EngineAllReduce(str(names) if n.ndim == 0 else names, _checks.result(time))

@@ -42,11 +42,21 @@ from typing import Any
 import numpy as np
 
 from lib import _checks
-from lib.hardware import HOP_LATENCY, Link, link as lookup_link
+from lib.hardware import HOP_LATENCY, Link
+from lib.hardware import link as lookup_link
 from lib.units import GB, s, us
 
-__all__ = ["ALGORITHMS", "PROTOCOLS", "BASE_LATENCY", "PROTOCOL_SHARE", "Cost", "Choice", "allreduce_cost",
-           "tune_allreduce", "tuning_constants"]
+__all__ = [
+    "ALGORITHMS",
+    "PROTOCOLS",
+    "BASE_LATENCY",
+    "PROTOCOL_SHARE",
+    "Cost",
+    "Choice",
+    "allreduce_cost",
+    "tune_allreduce",
+    "tuning_constants",
+]
 
 Number = Any
 
@@ -74,10 +84,10 @@ _RING_SHARE, _TREE_SHARE = PROTOCOL_SHARE["ring"], PROTOCOL_SHARE["tree"]
 _TREE_LL128_MULTINODE = 0.92 * 120 / 128
 #: NCCL's cap on LL bandwidth, GB/s (``llMaxBws``): per GPU generation on one node, 39 across Intel nodes.
 _LL_CAP = {"nvlink3": 87.7 * GB / s, "nvlink4": 141.0 * GB / s, "nvlink5": 282.0 * GB / s}
-_LL_CAP_ONE_NODE_OTHER = 87.7 * GB / s   # PCIe servers (Ampere and Ada GPUs)
+_LL_CAP_ONE_NODE_OTHER = 87.7 * GB / s  # PCIe servers (Ampere and Ada GPUs)
 _LL_CAP_MULTINODE = 39.0 * GB / s
-_NET_OVERHEAD = 1.0 * us                 # per inter-node step, x3 for Simple (getNetOverhead, Intel x86)
-_NVLS_CHANNELS = 8                       # NCCL's NVLS search on an H100: 8 channels of B / 9
+_NET_OVERHEAD = 1.0 * us  # per inter-node step, x3 for Simple (getNetOverhead, Intel x86)
+_NVLS_CHANNELS = 8  # NCCL's NVLS search on an H100: 8 channels of B / 9
 
 
 def tuning_constants() -> dict:
@@ -95,9 +105,14 @@ def tuning_constants() -> dict:
     >>> round(constants["ll_cap"]["nvlink4"] / 1e9), round(constants["net_overhead"] / us), constants["nvls_channels"]
     (141, 1, 8)
     """
-    return {"ll_cap": dict(_LL_CAP), "ll_cap_one_node_other": _LL_CAP_ONE_NODE_OTHER,
-            "ll_cap_multinode": _LL_CAP_MULTINODE, "net_overhead": _NET_OVERHEAD, "nvls_channels": _NVLS_CHANNELS,
-            "tree_ll128_multinode": _TREE_LL128_MULTINODE}
+    return {
+        "ll_cap": dict(_LL_CAP),
+        "ll_cap_one_node_other": _LL_CAP_ONE_NODE_OTHER,
+        "ll_cap_multinode": _LL_CAP_MULTINODE,
+        "net_overhead": _NET_OVERHEAD,
+        "nvls_channels": _NVLS_CHANNELS,
+        "tree_ll128_multinode": _TREE_LL128_MULTINODE,
+    }
 
 
 @dataclass(frozen=True)
@@ -131,8 +146,9 @@ class Choice:
     costs: dict
 
 
-def _topology(devices: Number, nodes: int, link: Link | str, inter_link: Link | str | None,
-              nics_per_node: int | None) -> tuple[int, int, Link, Link | None, int]:
+def _topology(
+    devices: Number, nodes: int, link: Link | str, inter_link: Link | str | None, nics_per_node: int | None
+) -> tuple[int, int, Link, Link | None, int]:
     k = _checks.scalar_count("devices", devices, minimum=1)
     n = _checks.scalar_count("nodes", nodes, minimum=1)
     if k % n:
@@ -169,8 +185,9 @@ def _ring_latency(steps_per_rank: int, protocol: str, k: Number, nodes: int, int
     overhead = 0.0 if nodes == 1 else _NET_OVERHEAD * (3 if protocol == "Simple" else 1)
     intra_hop = max(_hop(intra, "ring", protocol), overhead)
     inter_hop = _hop(inter, "ring", protocol) if nodes > 1 else 0.0
-    return (BASE_LATENCY["ring"][protocol] + (steps_per_rank * (k - 1) - inter_steps) * intra_hop
-            + inter_steps * inter_hop)
+    return (
+        BASE_LATENCY["ring"][protocol] + (steps_per_rank * (k - 1) - inter_steps) * intra_hop + inter_steps * inter_hop
+    )
 
 
 def _ring_bus(protocol: str, intra: Link, inter: Link | None, nodes: int, nics: int) -> float:
@@ -193,13 +210,14 @@ def _allreduce_latency(algorithm: str, protocol: str, k: int, nodes: int, intra:
     return base + _hop(intra, "nvls_tree", protocol) + 2 * levels * inter_hop  # nvls_tree
 
 
-def _allreduce_bandwidth(algorithm: str, protocol: str, k: int, nodes: int, intra: Link, inter: Link | None,
-                         nics: int) -> float:
+def _allreduce_bandwidth(
+    algorithm: str, protocol: str, k: int, nodes: int, intra: Link, inter: Link | None, nics: int
+) -> float:
     """Algorithm bandwidth (bytes of message per second), 0 where the pair cannot run; ``k > 1``."""
     if algorithm in ("nvls", "nvls_tree"):
         if protocol != "Simple" or intra.in_network_efficiency == 0:
             return 0.0
-        if (algorithm == "nvls") != (nodes == 1):   # NVLS inside one node; NVLS-tree across nodes
+        if (algorithm == "nvls") != (nodes == 1):  # NVLS inside one node; NVLS-tree across nodes
             return 0.0
         c = _NVLS_CHANNELS
         bus = 2 * intra.in_network_efficiency * (c - 1) * intra.nccl_bandwidth / (c + 1)
@@ -216,9 +234,16 @@ def _allreduce_bandwidth(algorithm: str, protocol: str, k: int, nodes: int, intr
     return 0.5 * bus
 
 
-def allreduce_cost(message_bytes: Number, devices: int, link: Link | str, algorithm: str = "ring",
-                   protocol: str = "Simple", nodes: int = 1, inter_link: Link | str | None = None,
-                   nics_per_node: int | None = None) -> Cost:
+def allreduce_cost(
+    message_bytes: Number,
+    devices: int,
+    link: Link | str,
+    algorithm: str = "ring",
+    protocol: str = "Simple",
+    nodes: int = 1,
+    inter_link: Link | str | None = None,
+    nics_per_node: int | None = None,
+) -> Cost:
     """NCCL's estimate of one all-reduce of ``message_bytes`` for one algorithm and protocol.
 
     Parameters
@@ -269,8 +294,9 @@ def _check_algorithms(algorithms: tuple[str, ...]) -> None:
             raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
 
 
-def _pair_cost(n: np.ndarray, algorithm: str, protocol: str, k: int, nodes: int, intra: Link, inter: Link | None,
-               nics: int) -> Cost:
+def _pair_cost(
+    n: np.ndarray, algorithm: str, protocol: str, k: int, nodes: int, intra: Link, inter: Link | None, nics: int
+) -> Cost:
     """:func:`allreduce_cost` once its arguments are checked (``_topology``'s tuple)."""
     if k == 1:
         return Cost(algorithm, protocol, 0.0, math.inf, _checks.result(np.zeros_like(n)))
@@ -280,9 +306,15 @@ def _pair_cost(n: np.ndarray, algorithm: str, protocol: str, k: int, nodes: int,
     return Cost(algorithm, protocol, latency, bandwidth, _checks.result(time))
 
 
-def tune_allreduce(message_bytes: Number, devices: int, link: Link | str, nodes: int = 1,
-                   inter_link: Link | str | None = None, nics_per_node: int | None = None,
-                   algorithms: tuple[str, ...] = ALGORITHMS) -> Choice:
+def tune_allreduce(
+    message_bytes: Number,
+    devices: int,
+    link: Link | str,
+    nodes: int = 1,
+    inter_link: Link | str | None = None,
+    nics_per_node: int | None = None,
+    algorithms: tuple[str, ...] = ALGORITHMS,
+) -> Choice:
     """The pair NCCL's tuner would run for each message size: the least estimated time.
 
     Ties go to the earlier algorithm, then the earlier protocol, as in NCCL.
@@ -301,7 +333,7 @@ def tune_allreduce(message_bytes: Number, devices: int, link: Link | str, nodes:
     costs = {(a, p): _pair_cost(n, a, p, *topology) for a in algorithms for p in PROTOCOLS}
     pairs = list(costs)
     table = np.stack([np.broadcast_to(np.asarray(costs[pair].time, dtype=float), n.shape) for pair in pairs])
-    best = np.argmin(table, axis=0)   # argmin keeps the first of equal times
+    best = np.argmin(table, axis=0)  # argmin keeps the first of equal times
     algorithm = np.array([pairs[i][0] for i in best.ravel()]).reshape(best.shape)
     protocol = np.array([pairs[i][1] for i in best.ravel()]).reshape(best.shape)
     time = np.take_along_axis(table, best[None], axis=0)[0]

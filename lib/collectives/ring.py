@@ -10,8 +10,9 @@ chapter's figures are drawn from what the simulation did.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -22,16 +22,24 @@ import numpy as np
 from lib import _checks
 from lib.collectives.bytes import bytes_sent, fraction_sent, kind_name
 from lib.collectives.nccl import PROTOCOLS, Cost, _ring_bus, _ring_latency, _topology, tune_allreduce
-from lib.hardware import Link, link as lookup_link
+from lib.hardware import Link
+from lib.hardware import link as lookup_link
 
 __all__ = ["collective_cost", "best_collective_time", "send_time", "startup_time", "TwoLevel", "two_level_allreduce"]
 
 Number = Any
 
 
-def collective_cost(kind: str, message_bytes: Number, devices: int, link: Link | str, protocol: str = "Simple",
-                    nodes: int = 1, inter_link: Link | str | None = None,
-                    nics_per_node: int | None = None) -> Cost:
+def collective_cost(
+    kind: str,
+    message_bytes: Number,
+    devices: int,
+    link: Link | str,
+    protocol: str = "Simple",
+    nodes: int = 1,
+    inter_link: Link | str | None = None,
+    nics_per_node: int | None = None,
+) -> Cost:
     """A ring-scheduled collective under NCCL's startup model: ``base + steps x hop + V / B``.
 
     ``steps`` is ``2 (K - 1)`` for an all-reduce and ``K - 1`` for an
@@ -59,8 +67,15 @@ def collective_cost(kind: str, message_bytes: Number, devices: int, link: Link |
     return Cost("ring", protocol, latency, bus / share if share else math.inf, _checks.result(time))
 
 
-def best_collective_time(kind: str, message_bytes: Number, devices: int, link: Link | str, nodes: int = 1,
-                         inter_link: Link | str | None = None, nics_per_node: int | None = None) -> float | np.ndarray:
+def best_collective_time(
+    kind: str,
+    message_bytes: Number,
+    devices: int,
+    link: Link | str,
+    nodes: int = 1,
+    inter_link: Link | str | None = None,
+    nics_per_node: int | None = None,
+) -> float | np.ndarray:
     """The least estimated time over NCCL's choices: the tuner for an all-reduce, the best protocol otherwise.
 
     >>> from lib.units import KB, us
@@ -69,8 +84,9 @@ def best_collective_time(kind: str, message_bytes: Number, devices: int, link: L
     """
     if kind_name(kind) == "allreduce":
         return tune_allreduce(message_bytes, devices, link, nodes, inter_link, nics_per_node).time
-    times = [collective_cost(kind, message_bytes, devices, link, p, nodes, inter_link, nics_per_node).time
-             for p in PROTOCOLS]
+    times = [
+        collective_cost(kind, message_bytes, devices, link, p, nodes, inter_link, nics_per_node).time for p in PROTOCOLS
+    ]
     return _checks.result(np.min(np.stack([np.asarray(t, dtype=float) for t in times]), axis=0))
 
 
@@ -132,12 +148,19 @@ class TwoLevel:
         >>> [round(t / ms, 3) for t in (cost.reduce_scatter, cost.inter_allreduce, cost.all_gather, cost.time)]
         [0.654, 1.052, 0.654, 2.361]
         """
-        return _checks.result(np.asarray(self.reduce_scatter) + np.asarray(self.inter_allreduce)
-                              + np.asarray(self.all_gather))
+        return _checks.result(
+            np.asarray(self.reduce_scatter) + np.asarray(self.inter_allreduce) + np.asarray(self.all_gather)
+        )
 
 
-def two_level_allreduce(message_bytes: Number, nodes: int, per_node: int, link: Link | str,
-                        inter_link: Link | str, nics_per_node: int | None = None) -> TwoLevel:
+def two_level_allreduce(
+    message_bytes: Number,
+    nodes: int,
+    per_node: int,
+    link: Link | str,
+    inter_link: Link | str,
+    nics_per_node: int | None = None,
+) -> TwoLevel:
     """Reduce-scatter inside each node, all-reduce across nodes on ``1/k`` of the data, all-gather inside.
 
     Each of the ``k = per_node`` devices ends the first phase owning a

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from lib import _checks
-
 from lib.collectives.bytes import bytes_sent, fraction_sent, kind_name
 
 __all__ = ["collective_time", "ring_allreduce_time", "crossover_message_bytes"]
@@ -27,8 +26,9 @@ __all__ = ["collective_time", "ring_allreduce_time", "crossover_message_bytes"]
 Number = Any  # a float or a numpy array of floats
 
 
-def collective_time(kind: str, message_bytes: Number, devices: Number, latency: Number,
-                    bandwidth: Number) -> float | np.ndarray:
+def collective_time(
+    kind: str, message_bytes: Number, devices: Number, latency: Number, bandwidth: Number
+) -> float | np.ndarray:
     """Per-collective model: ``l + V / B`` with ``V`` the bytes each device sends.
 
     One startup ``latency`` for the whole collective. Zero for one device
@@ -45,8 +45,7 @@ def collective_time(kind: str, message_bytes: Number, devices: Number, latency: 
     return _checks.result(np.where(k > 1, latency_ + volume / bandwidth_, 0.0))
 
 
-def ring_allreduce_time(message_bytes: Number, devices: Number, alpha: Number,
-                        bandwidth: Number) -> float | np.ndarray:
+def ring_allreduce_time(message_bytes: Number, devices: Number, alpha: Number, bandwidth: Number) -> float | np.ndarray:
     """Ring model: ``2 (K - 1)`` steps, each ``alpha + n / (K B)``.
 
     Same bytes as the per-collective form, but a startup on every step.
@@ -62,8 +61,9 @@ def ring_allreduce_time(message_bytes: Number, devices: Number, alpha: Number,
     return _checks.result(2 * (k - 1) * (alpha_ + n / (k * bandwidth_)))
 
 
-def crossover_message_bytes(latency: Number, bandwidth: Number, devices: Number, kind: str = "allreduce",
-                            form: str = "collective") -> float | np.ndarray:
+def crossover_message_bytes(
+    latency: Number, bandwidth: Number, devices: Number, kind: str = "allreduce", form: str = "collective"
+) -> float | np.ndarray:
     """Message size at which the startup and transfer terms are equal.
 
     ``form="collective"``: ``l = V(n) / B``, so ``n = l B / factor``.

@@ -24,16 +24,39 @@ data, so captions and alt text come from the numbers that are drawn.
 """
 
 from lib.diagrams._draw import MAX_WIDTH, MIN_FONT, alt_text, diagram_data
-from lib.diagrams.data import (DEVICE_MAP_VERSION, device_map_data, experts_data, listing, pipeline_data, shard,
-                               span, tp_block_data)
+from lib.diagrams.data import (
+    DEVICE_MAP_VERSION,
+    device_map_data,
+    experts_data,
+    listing,
+    pipeline_data,
+    shard,
+    span,
+    tp_block_data,
+)
 from lib.diagrams.device_map import device_map, grid_columns
 from lib.diagrams.figures import experts_over_devices, pipeline_stages, shown, tensor_parallel_block
 from lib.diagrams.intro import three_splits, three_splits_data
 
 __all__ = [
-    "MAX_WIDTH", "MIN_FONT", "alt_text", "diagram_data",
-    "DEVICE_MAP_VERSION", "listing", "shard", "span", "tp_block_data", "pipeline_data", "experts_data",
+    "MAX_WIDTH",
+    "MIN_FONT",
+    "alt_text",
+    "diagram_data",
+    "DEVICE_MAP_VERSION",
+    "listing",
+    "shard",
+    "span",
+    "tp_block_data",
+    "pipeline_data",
+    "experts_data",
     "device_map_data",
-    "tensor_parallel_block", "pipeline_stages", "experts_over_devices", "shown", "device_map", "grid_columns",
-    "three_splits", "three_splits_data",
+    "tensor_parallel_block",
+    "pipeline_stages",
+    "experts_over_devices",
+    "shown",
+    "device_map",
+    "grid_columns",
+    "three_splits",
+    "three_splits_data",
 ]

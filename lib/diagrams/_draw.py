@@ -16,15 +16,27 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 from lib.plotting import COLORS, MICROBATCH_COLORS, MIN_FONT_PT, figure
 
-__all__ = ["MIN_FONT", "MAX_WIDTH", "canvas", "box", "label", "arrow", "tint", "shade", "register", "alt_text",
-           "diagram_data", "short_link"]
+__all__ = [
+    "MIN_FONT",
+    "MAX_WIDTH",
+    "canvas",
+    "box",
+    "label",
+    "arrow",
+    "tint",
+    "shade",
+    "register",
+    "alt_text",
+    "diagram_data",
+    "short_link",
+]
 
 #: The smallest text of any diagram, in points: the book's figure minimum (:data:`lib.plotting.MIN_FONT_PT`).
 MIN_FONT = MIN_FONT_PT
 #: The widest a diagram may be, in inches.
 MAX_WIDTH = 8.0
 
-_DATA: "weakref.WeakKeyDictionary[Figure, dict]" = weakref.WeakKeyDictionary()
+_DATA: weakref.WeakKeyDictionary[Figure, dict] = weakref.WeakKeyDictionary()
 
 
 def canvas(width: float, height: float) -> tuple[Figure, Axes]:
@@ -38,11 +50,31 @@ def canvas(width: float, height: float) -> tuple[Figure, Axes]:
     return fig, ax
 
 
-def box(ax: Axes, x: float, y: float, w: float, h: float, face: str = "white", edge: str = "#333333",
-        lw: float = 1.0, ls: str = "-", radius: float = 0.06, z: float = 1.0) -> FancyBboxPatch:
+def box(
+    ax: Axes,
+    x: float,
+    y: float,
+    w: float,
+    h: float,
+    face: str = "white",
+    edge: str = "#333333",
+    lw: float = 1.0,
+    ls: str = "-",
+    radius: float = 0.06,
+    z: float = 1.0,
+) -> FancyBboxPatch:
     """A rounded box with its lower-left corner at ``(x, y)``."""
-    patch = FancyBboxPatch((x, y), w, h, boxstyle=f"round,pad=0,rounding_size={radius}", facecolor=face,
-                           edgecolor=edge, linewidth=lw, linestyle=ls, zorder=z)
+    patch = FancyBboxPatch(
+        (x, y),
+        w,
+        h,
+        boxstyle=f"round,pad=0,rounding_size={radius}",
+        facecolor=face,
+        edgecolor=edge,
+        linewidth=lw,
+        linestyle=ls,
+        zorder=z,
+    )
     ax.add_patch(patch)
     return patch
 
@@ -55,12 +87,30 @@ def label(ax: Axes, x: float, y: float, text: str, size: float = MIN_FONT, **kwa
     return ax.text(x, y, text, fontsize=max(size, MIN_FONT), **kwargs)
 
 
-def arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], color: str = COLORS["one"],
-          lw: float = 1.4, bend: float = 0.0, both: bool = False, ls: str = "-") -> FancyArrowPatch:
+def arrow(
+    ax: Axes,
+    start: tuple[float, float],
+    end: tuple[float, float],
+    color: str = COLORS["one"],
+    lw: float = 1.4,
+    bend: float = 0.0,
+    both: bool = False,
+    ls: str = "-",
+) -> FancyArrowPatch:
     """An arrow from ``start`` to ``end``, straight or bent by ``bend`` (matplotlib's ``arc3`` radius)."""
-    patch = FancyArrowPatch(start, end, arrowstyle="<|-|>" if both else "-|>", mutation_scale=11, color=color,
-                            linewidth=lw, linestyle=ls, connectionstyle=f"arc3,rad={bend}", shrinkA=0, shrinkB=0,
-                            zorder=4)
+    patch = FancyArrowPatch(
+        start,
+        end,
+        arrowstyle="<|-|>" if both else "-|>",
+        mutation_scale=11,
+        color=color,
+        linewidth=lw,
+        linestyle=ls,
+        connectionstyle=f"arc3,rad={bend}",
+        shrinkA=0,
+        shrinkB=0,
+        zorder=4,
+    )
     ax.add_patch(patch)
     return patch
 
@@ -71,7 +121,7 @@ def tint(color: str, amount: float = 0.75) -> str:
     >>> tint("#000000", 0.5)
     '#808080'
     """
-    rgb = [int(color[i:i + 2], 16) for i in (1, 3, 5)]
+    rgb = [int(color[i : i + 2], 16) for i in (1, 3, 5)]
     return "#" + "".join(f"{round(c + (255 - c) * amount):02X}" for c in rgb)
 
 

@@ -16,15 +16,23 @@ from lib import _checks
 from lib.collectives import ALLREDUCE_CHOICES, engine_allreduce, send_time
 from lib.experts import route
 from lib.hardware import LINKS
+from lib.serving.engine import Engine
 from lib.serving.layout import Cluster, Layout, check_layout, stage_layers
 from lib.serving.memory import stage_weight_bytes
-from lib.serving.engine import Engine
 from lib.serving.operators import ACTIVATION_BYTES, exchange_time
 from lib.serving.step import _hop_links
 from lib.transformer import ModelConfig, check_tp_degree, parameter_breakdown, tp_bytes_per_collective
 
-__all__ = ["DEVICE_MAP_VERSION", "listing", "span", "shard", "tp_block_data", "pipeline_data", "experts_data",
-           "device_map_data"]
+__all__ = [
+    "DEVICE_MAP_VERSION",
+    "listing",
+    "span",
+    "shard",
+    "tp_block_data",
+    "pipeline_data",
+    "experts_data",
+    "device_map_data",
+]
 
 #: Version of the :func:`device_map_data` shape; raised only when a field changes meaning or goes away.
 DEVICE_MAP_VERSION = 1
@@ -131,32 +139,60 @@ def tp_block_data(config: ModelConfig, tp: int) -> dict:
     k = check_tp_degree(config, tp, "tp")
     message = config.hidden * ACTIVATION_BYTES
     ring = float(tp_bytes_per_collective(config.hidden, ACTIVATION_BYTES, 1, k))
-    allreduces = [{"after": after, "message_bytes_per_token": message, "ring_bytes_per_device": ring}
-                  for after in ("attention output projection", "MLP down projection")] if k > 1 else []
+    allreduces = (
+        [
+            {"after": after, "message_bytes_per_token": message, "ring_bytes_per_device": ring}
+            for after in ("attention output projection", "MLP down projection")
+        ]
+        if k > 1
+        else []
+    )
     devices = [dict(device=r, **shard(config, k, r)) for r in range(k)]
     first = devices[0]
-    kv = (f"{first['kv_heads'][1] - first['kv_heads'][0]} of {config.kv_heads} KV heads" if first["kv_copies"] == 1
-          else f"a copy of one of the {config.kv_heads} KV heads (each held by {first['kv_copies']} devices)")
-    whole, owner = (f"all {config.experts} experts", "each expert's") if config.experts > 1 else ("the MLP",
-                                                                                                "the MLP's")
+    kv = (
+        f"{first['kv_heads'][1] - first['kv_heads'][0]} of {config.kv_heads} KV heads"
+        if first["kv_copies"] == 1
+        else f"a copy of one of the {config.kv_heads} KV heads (each held by {first['kv_copies']} devices)"
+    )
+    whole, owner = (
+        (f"all {config.experts} experts", "each expert's") if config.experts > 1 else ("the MLP", "the MLP's")
+    )
     if k == 1:
-        alt = (f"One {config.name} block on one device: it holds all {config.heads} query heads, all "
-               f"{config.kv_heads} KV heads and {whole} whole, so nothing is exchanged.")
+        alt = (
+            f"One {config.name} block on one device: it holds all {config.heads} query heads, all "
+            f"{config.kv_heads} KV heads and {whole} whole, so nothing is exchanged."
+        )
     else:
-        alt = (f"One {config.name} block on {k} devices: each holds {config.heads // k} of {config.heads} query heads "
-               f"and {kv}, and {config.ffn_hidden // k} of the {config.ffn_hidden} columns of {owner} gate and up "
-               f"projections with the matching rows of its down projection. An all-reduce of {config.hidden} x "
-               f"{ACTIVATION_BYTES} = {message} bytes per token follows the attention output projection, and another "
-               "the MLP down projection.")
-    return {"model": config.name, "tp": k, "hidden": config.hidden, "heads": config.heads,
-            "kv_heads": config.kv_heads, "ffn_hidden": config.ffn_hidden, "experts": config.experts,
-            "devices": devices, "allreduces": allreduces, "alt": alt}
+        alt = (
+            f"One {config.name} block on {k} devices: each holds {config.heads // k} of {config.heads} query heads "
+            f"and {kv}, and {config.ffn_hidden // k} of the {config.ffn_hidden} columns of {owner} gate and up "
+            f"projections with the matching rows of its down projection. An all-reduce of {config.hidden} x "
+            f"{ACTIVATION_BYTES} = {message} bytes per token follows the attention output projection, and another "
+            "the MLP down projection."
+        )
+    return {
+        "model": config.name,
+        "tp": k,
+        "hidden": config.hidden,
+        "heads": config.heads,
+        "kv_heads": config.kv_heads,
+        "ffn_hidden": config.ffn_hidden,
+        "experts": config.experts,
+        "devices": devices,
+        "allreduces": allreduces,
+        "alt": alt,
+    }
 
 
 def _stage(pp: int, stage: int, counts: list[int]) -> dict:
     start = sum(counts[:stage])
-    return {"stage": stage, "layers": [start, start + counts[stage]], "layer_count": counts[stage],
-            "embedding": stage == 0, "head": stage == pp - 1}
+    return {
+        "stage": stage,
+        "layers": [start, start + counts[stage]],
+        "layer_count": counts[stage],
+        "embedding": stage == 0,
+        "head": stage == pp - 1,
+    }
 
 
 def pipeline_data(config: ModelConfig, pp: int, weight_format: str = "bf16") -> dict:
@@ -181,12 +217,23 @@ def pipeline_data(config: ModelConfig, pp: int, weight_format: str = "bf16") -> 
     stages = [dict(_stage(p, s, counts), weight_bytes=float(weights[s])) for s in range(p)]
     hop = config.hidden * ACTIVATION_BYTES
     ranges = "; ".join(f"stage {s['stage']} {span(*s['layers'], 'layers')}" for s in stages)
-    alt = (f"The {config.layers} layers of {config.name} cut into {p} pipeline stage{'s' if p > 1 else ''}: {ranges}. "
-           "The first stage also holds the embedding, the last the output head"
-           + (f"; each of the {p - 1} hop{'s' if p > 2 else ''} between stages sends {hop} bytes per token."
-              if p > 1 else "."))
-    return {"model": config.name, "pp": p, "layers": config.layers, "stages": stages,
-            "hop_bytes_per_token": hop if p > 1 else 0, "alt": alt}
+    alt = (
+        f"The {config.layers} layers of {config.name} cut into {p} pipeline stage{'s' if p > 1 else ''}: {ranges}. "
+        "The first stage also holds the embedding, the last the output head"
+        + (
+            f"; each of the {p - 1} hop{'s' if p > 2 else ''} between stages sends {hop} bytes per token."
+            if p > 1
+            else "."
+        )
+    )
+    return {
+        "model": config.name,
+        "pp": p,
+        "layers": config.layers,
+        "stages": stages,
+        "hop_bytes_per_token": hop if p > 1 else 0,
+        "alt": alt,
+    }
 
 
 def experts_data(config: ModelConfig, devices: int, expert_parallel: bool, seed: int = 0) -> dict:
@@ -212,25 +259,43 @@ def experts_data(config: ModelConfig, devices: int, expert_parallel: bool, seed:
         raise ValueError(f"expert_parallel must be True or False, got {expert_parallel!r}")
     k = check_tp_degree(config, devices, "devices")
     if expert_parallel and config.experts % k:
-        raise ValueError(f"devices must divide the {config.experts} experts of {config.name} for expert "
-                         f"parallelism, got {k}")
+        raise ValueError(
+            f"devices must divide the {config.experts} experts of {config.name} for expert parallelism, got {k}"
+        )
     chosen = sorted(int(e) for e in route(1, config.experts, config.experts_per_token, seed=seed)[0])
     held = [dict(device=d, **shard(config, k, d, expert_parallel)) for d in range(k)]
     visits = sorted({d["device"] for d in held for e in chosen if d["experts"][0] <= e < d["experts"][1]})
     per_device = parameter_breakdown(config).mlp * config.experts // k
     names = ", ".join(f"E{e}" for e in chosen)
     per = config.experts // k
-    how = (f"each holds {per} whole expert{'s' if per > 1 else ''}" if expert_parallel
-           else f"each holds a 1/{k} slice of all {config.experts} experts")
+    how = (
+        f"each holds {per} whole expert{'s' if per > 1 else ''}"
+        if expert_parallel
+        else f"each holds a 1/{k} slice of all {config.experts} experts"
+    )
     kind = "expert" if expert_parallel else "tensor"
-    where = (f"{listing(visits, 'device')} compute{'s' if len(visits) == 1 else ''} for it" if expert_parallel
-             else "every device computes its slice of them")
-    alt = (f"The {config.experts} experts of one {config.name} layer on {k} devices ({kind} parallelism): {how}, "
-           f"{per_device:,} expert parameters per device either way. One token is routed to its top "
-           f"{config.experts_per_token} ({names}); {where}.")
-    return {"model": config.name, "devices_count": k, "expert_parallel": bool(expert_parallel),
-            "experts": config.experts, "top_k": config.experts_per_token, "devices": held, "routed_to": chosen,
-            "visits": visits, "expert_parameters_per_device": per_device, "alt": alt}
+    where = (
+        f"{listing(visits, 'device')} compute{'s' if len(visits) == 1 else ''} for it"
+        if expert_parallel
+        else "every device computes its slice of them"
+    )
+    alt = (
+        f"The {config.experts} experts of one {config.name} layer on {k} devices ({kind} parallelism): {how}, "
+        f"{per_device:,} expert parameters per device either way. One token is routed to its top "
+        f"{config.experts_per_token} ({names}); {where}."
+    )
+    return {
+        "model": config.name,
+        "devices_count": k,
+        "expert_parallel": bool(expert_parallel),
+        "experts": config.experts,
+        "top_k": config.experts_per_token,
+        "devices": held,
+        "routed_to": chosen,
+        "visits": visits,
+        "expert_parameters_per_device": per_device,
+        "alt": alt,
+    }
 
 
 def _link(link) -> dict:
@@ -238,8 +303,14 @@ def _link(link) -> dict:
     return {"link": link.name, "link_slug": slug, "link_kind": link.kind}
 
 
-def device_map_data(config: ModelConfig, layout: Layout, cluster: Cluster, tokens: int = 1,
-                    weight_format: str = "bf16", allreduce: str = "engine") -> dict:
+def device_map_data(
+    config: ModelConfig,
+    layout: Layout,
+    cluster: Cluster,
+    tokens: int = 1,
+    weight_format: str = "bf16",
+    allreduce: str = "engine",
+) -> dict:
     """Which GPU holds what, and which link each collective crosses, for ``layout`` on ``cluster``.
 
     GPUs are numbered as launchers place ranks: tensor-parallel rank first,
@@ -299,8 +370,10 @@ def device_map_data(config: ModelConfig, layout: Layout, cluster: Cluster, token
     except ValueError as error:
         raise ValueError(f"layout {layout.name} cannot split {config.name}: {error}") from None
     if not cluster.holds_group(layout.tp):
-        raise ValueError(f"layout {layout.name}: a tensor-parallel group of {layout.tp} would straddle servers of "
-                         f"{cluster.devices_per_node} unevenly (Cluster.holds_group); engines do not place it so")
+        raise ValueError(
+            f"layout {layout.name}: a tensor-parallel group of {layout.tp} would straddle servers of "
+            f"{cluster.devices_per_node} unevenly (Cluster.holds_group); engines do not place it so"
+        )
     n = _checks.scalar_count("tokens", tokens, minimum=1)
     if allreduce not in ALLREDUCE_CHOICES:
         raise ValueError(f"allreduce must be one of {ALLREDUCE_CHOICES}, got {allreduce!r}")
@@ -311,12 +384,23 @@ def device_map_data(config: ModelConfig, layout: Layout, cluster: Cluster, token
     gpus = []
     for g in range(layout.devices):
         rank, stage, replica = g % tp, g // tp % pp, g // (tp * pp)
-        gpus.append(dict(gpu=g, server=cluster.node(g), slot=g % per_node, replica=replica, stage=stage, tp_rank=rank,
-                         **{k: v for k, v in _stage(pp, stage, counts).items() if k != "stage"},
-                         **shard(config, tp, rank, layout.expert_parallel, layout.attention_dp),
-                         weight_bytes=float(weights[stage])))
-    servers = [{"server": s, "slots": per_node, "gpus": [g["gpu"] for g in gpus if g["server"] == s]}
-               for s in range(-(-layout.devices // per_node))]
+        gpus.append(
+            dict(
+                gpu=g,
+                server=cluster.node(g),
+                slot=g % per_node,
+                replica=replica,
+                stage=stage,
+                tp_rank=rank,
+                **{k: v for k, v in _stage(pp, stage, counts).items() if k != "stage"},
+                **shard(config, tp, rank, layout.expert_parallel, layout.attention_dp),
+                weight_bytes=float(weights[stage]),
+            )
+        )
+    servers = [
+        {"server": s, "slots": per_node, "gpus": [g["gpu"] for g in gpus if g["server"] == s]}
+        for s in range(-(-layout.devices // per_node))
+    ]
 
     def group(replica: int, stage: int) -> list[int]:
         first = (replica * pp + stage) * tp
@@ -331,34 +415,91 @@ def device_map_data(config: ModelConfig, layout: Layout, cluster: Cluster, token
             members = group(r, s)
             if tp > 1:
                 nodes = where(members)
-                placed = dict(replica=r, stage=s, gpus=members, servers=nodes, across_servers=len(nodes) > 1,
-                              **_link(cluster.inter_link if len(nodes) > 1 else cluster.link), message_bytes=message)
+                placed = dict(
+                    replica=r,
+                    stage=s,
+                    gpus=members,
+                    servers=nodes,
+                    across_servers=len(nodes) > 1,
+                    **_link(cluster.inter_link if len(nodes) > 1 else cluster.link),
+                    message_bytes=message,
+                )
                 if layout.attention_dp:
                     start, stop = _stage(pp, s, counts)["layers"]
                     time = float(exchange_time(config, cluster, tp, Engine.expert_exchange, n, n))
-                    collectives.append(dict(kind="expert exchange", purpose="attention data parallel", **placed,
-                                            kernel="all-gather + reduce-scatter", time=time,
-                                            per_token=2 * max(0, stop - max(start, config.dense_layers))))
+                    collectives.append(
+                        dict(
+                            kind="expert exchange",
+                            purpose="attention data parallel",
+                            **placed,
+                            kernel="all-gather + reduce-scatter",
+                            time=time,
+                            per_token=2 * max(0, stop - max(start, config.dense_layers)),
+                        )
+                    )
                     continue
-                kernel = engine_allreduce(message, tp, cluster.link, len(nodes), cluster.inter_link,
-                                          cluster.nics_per_node, allreduce)
-                collectives.append(dict(kind="all-reduce", purpose="tensor parallel", **placed,
-                                        kernel=str(kernel.kernel), time=float(kernel.time), per_token=2 * counts[s]))
+                kernel = engine_allreduce(
+                    message, tp, cluster.link, len(nodes), cluster.inter_link, cluster.nics_per_node, allreduce
+                )
+                collectives.append(
+                    dict(
+                        kind="all-reduce",
+                        purpose="tensor parallel",
+                        **placed,
+                        kernel=str(kernel.kernel),
+                        time=float(kernel.time),
+                        per_token=2 * counts[s],
+                    )
+                )
         for b, link in enumerate(_hop_links(cluster, layout, r)):
             sender, receiver = group(r, b), group(r, b + 1)
-            collectives.append(dict(kind="send", purpose="pipeline hop", replica=r, from_stage=b, to_stage=b + 1,
-                                    from_gpus=sender, to_gpus=receiver,
-                                    across_servers=cluster.node(sender[-1]) != cluster.node(receiver[0]),
-                                    **_link(link), message_bytes=message, time=float(send_time(message, link))))
-    replicas = [{"replica": r, "gpus": [g for s in range(pp) for g in group(r, s)],
-                 "servers": where([g for s in range(pp) for g in group(r, s)])} for r in range(layout.dp)]
-    data = {"version": DEVICE_MAP_VERSION, "model": config.name, "layout": layout.name, "tp": tp, "pp": pp,
-            "dp": layout.dp, "expert_parallel": layout.expert_parallel, "attention_dp": layout.attention_dp,
-            "tokens": n, "message_bytes": message,
-            "cluster": {"device": cluster.device.name, "devices_per_node": per_node, "servers": len(servers),
-                        "nics_per_node": cluster.nics_per_node, **_link(cluster.link),
-                        **{f"inter_{k}": v for k, v in _link(cluster.inter_link).items()}},
-            "servers": servers, "replicas": replicas, "gpus": gpus, "collectives": collectives}
+            collectives.append(
+                dict(
+                    kind="send",
+                    purpose="pipeline hop",
+                    replica=r,
+                    from_stage=b,
+                    to_stage=b + 1,
+                    from_gpus=sender,
+                    to_gpus=receiver,
+                    across_servers=cluster.node(sender[-1]) != cluster.node(receiver[0]),
+                    **_link(link),
+                    message_bytes=message,
+                    time=float(send_time(message, link)),
+                )
+            )
+    replicas = [
+        {
+            "replica": r,
+            "gpus": [g for s in range(pp) for g in group(r, s)],
+            "servers": where([g for s in range(pp) for g in group(r, s)]),
+        }
+        for r in range(layout.dp)
+    ]
+    data = {
+        "version": DEVICE_MAP_VERSION,
+        "model": config.name,
+        "layout": layout.name,
+        "tp": tp,
+        "pp": pp,
+        "dp": layout.dp,
+        "expert_parallel": layout.expert_parallel,
+        "attention_dp": layout.attention_dp,
+        "tokens": n,
+        "message_bytes": message,
+        "cluster": {
+            "device": cluster.device.name,
+            "devices_per_node": per_node,
+            "servers": len(servers),
+            "nics_per_node": cluster.nics_per_node,
+            **_link(cluster.link),
+            **{f"inter_{k}": v for k, v in _link(cluster.inter_link).items()},
+        },
+        "servers": servers,
+        "replicas": replicas,
+        "gpus": gpus,
+        "collectives": collectives,
+    }
     data["alt"] = _device_map_alt(data)
     return data
 
@@ -366,13 +507,19 @@ def device_map_data(config: ModelConfig, layout: Layout, cluster: Cluster, token
 def _device_map_alt(data: dict) -> str:
     """The device map in words: where replicas and stages sit, and what each collective crosses."""
     c = data["cluster"]
-    parts = [f"{data['model']} as {data['layout']} on {len(data['gpus'])} {c['device']} GPUs in {c['servers']} "
-             f"server{'s' if c['servers'] > 1 else ''} of {c['devices_per_node']}."]
+    parts = [
+        f"{data['model']} as {data['layout']} on {len(data['gpus'])} {c['device']} GPUs in {c['servers']} "
+        f"server{'s' if c['servers'] > 1 else ''} of {c['devices_per_node']}."
+    ]
     for rep in data["replicas"]:
-        stages = [[g for g in data["gpus"] if g["replica"] == rep["replica"] and g["stage"] == s]
-                  for s in range(data["pp"])]
-        where = "; ".join(f"{span(st[0]['gpu'], st[-1]['gpu'] + 1, 'GPUs')} hold{'s' if len(st) == 1 else ''} "
-                          f"{span(*st[0]['layers'], 'layers')}" for st in stages)
+        stages = [
+            [g for g in data["gpus"] if g["replica"] == rep["replica"] and g["stage"] == s] for s in range(data["pp"])
+        ]
+        where = "; ".join(
+            f"{span(st[0]['gpu'], st[-1]['gpu'] + 1, 'GPUs')} hold{'s' if len(st) == 1 else ''} "
+            f"{span(*st[0]['layers'], 'layers')}"
+            for st in stages
+        )
         parts.append(f"Replica {rep['replica']}: {where}.")
     kinds: dict[tuple, int] = {}
     for col in data["collectives"]:
@@ -380,9 +527,12 @@ def _device_map_alt(data: dict) -> str:
         kinds[key] = kinds.get(key, 0) + 1
     for (purpose, link, kernel, across), count in kinds.items():
         what = {"tensor parallel": "tensor-parallel all-reduce", "attention data parallel": "expert exchange"}.get(
-            purpose, "pipeline hop")
-        parts.append(f"{count} {what}{'s' if count > 1 else ''} {'across servers over' if across else 'over'} {link}"
-                     + (f", kernel {kernel}." if kernel else "."))
+            purpose, "pipeline hop"
+        )
+        parts.append(
+            f"{count} {what}{'s' if count > 1 else ''} {'across servers over' if across else 'over'} {link}"
+            + (f", kernel {kernel}." if kernel else ".")
+        )
     if data["dp"] > 1:
         parts.append("Replicas exchange nothing.")
     return " ".join(parts)

@@ -41,8 +41,11 @@ def _gpu_lines(gpu: dict, data: dict) -> list[str]:
         lines.append("all heads, own seqs")
     elif data["tp"] > 1:
         heads = span(*gpu["query_heads"], "q heads")
-        lines += ([heads, f"copy of {span(*gpu['kv_heads'], 'KV heads')}"] if gpu["kv_copies"] > 1
-                  else [f"{heads} · {span(*gpu['kv_heads'], 'KV')}"])
+        lines += (
+            [heads, f"copy of {span(*gpu['kv_heads'], 'KV heads')}"]
+            if gpu["kv_copies"] > 1
+            else [f"{heads} · {span(*gpu['kv_heads'], 'KV')}"]
+        )
     if data["expert_parallel"]:
         lines.append(span(*gpu["experts"], "experts") + ", whole")
     elif gpu["experts"][1] > 1 and data["tp"] > 1:
@@ -58,8 +61,14 @@ def _columns(data: dict, cols: int) -> tuple[list[float], float]:
     return lefts, width
 
 
-def device_map(config: ModelConfig, layout: Layout, cluster: Cluster, tokens: int = 1, weight_format: str = "bf16",
-               allreduce: str = "engine") -> Figure:
+def device_map(
+    config: ModelConfig,
+    layout: Layout,
+    cluster: Cluster,
+    tokens: int = 1,
+    weight_format: str = "bf16",
+    allreduce: str = "engine",
+) -> Figure:
     """Servers as boxes, GPUs numbered as launchers place them, and every collective on the link it uses.
 
     Each GPU box gives its replica (also its colour), stage, layers and
@@ -84,10 +93,12 @@ def device_map(config: ModelConfig, layout: Layout, cluster: Cluster, tokens: in
     gpu_h = 0.2 + 0.165 * max(len(_gpu_lines(g, data)) for g in data["gpus"])
     hops = [c for c in data["collectives"] if c["kind"] == "send"]
     band = 0.27 if tp > 1 else 0.0
-    wraps = any(not h["across_servers"] and h["from_gpus"][-1] % per_node // cols != h["to_gpus"][0] % per_node // cols
-                for h in hops)
+    wraps = any(
+        not h["across_servers"] and h["from_gpus"][-1] % per_node // cols != h["to_gpus"][0] % per_node // cols
+        for h in hops
+    )
     tops, y = [], 0.36
-    for r in range(rows):       # a row where tensor-parallel groups end carries their all-reduce label below it
+    for r in range(rows):  # a row where tensor-parallel groups end carries their all-reduce label below it
         tops.append(y)
         y += gpu_h + (band if ((r + 1) * cols) % tp == 0 or tp < cols else 0.0) + (0.34 if wraps else 0.16)
     server_h = y - (0.34 if wraps else 0.16) + 0.14
@@ -97,15 +108,27 @@ def device_map(config: ModelConfig, layout: Layout, cluster: Cluster, tokens: in
     height = 0.45 + len(data["servers"]) * (server_h + server_gap) - server_gap + 0.2 + 0.25 * len(legend)
     fig, ax = canvas(_WIDTH, height)
     servers = len(data["servers"])
-    label(ax, _WIDTH / 2, height - 0.22, f"{data['model']} as {data['layout']} on {len(data['gpus'])} × "
-          f"{data['cluster']['device']}" + (f" in {servers} servers" if servers > 1 else ""), size=10, weight="bold")
+    label(
+        ax,
+        _WIDTH / 2,
+        height - 0.22,
+        f"{data['model']} as {data['layout']} on {len(data['gpus'])} × "
+        f"{data['cluster']['device']}" + (f" in {servers} servers" if servers > 1 else ""),
+        size=10,
+        weight="bold",
+    )
     cells = {}
-    for s, server in enumerate(data["servers"]):
+    for s in range(len(data["servers"])):
         top = height - 0.45 - s * (server_h + server_gap)
-        box(ax, 0.1, top - server_h, _WIDTH - 0.2, server_h, face="#FAFAFA", edge="#555555", lw=1.2, radius=0.1,
-            z=0.5)
-        label(ax, 0.1 + _PAD, top - 0.18, f"server {s}: {per_node} × {data['cluster']['device']}, joined by "
-              f"{short_link(data['cluster']['link'])}", ha="left", weight="bold")
+        box(ax, 0.1, top - server_h, _WIDTH - 0.2, server_h, face="#FAFAFA", edge="#555555", lw=1.2, radius=0.1, z=0.5)
+        label(
+            ax,
+            0.1 + _PAD,
+            top - 0.18,
+            f"server {s}: {per_node} × {data['cluster']['device']}, joined by {short_link(data['cluster']['link'])}",
+            ha="left",
+            weight="bold",
+        )
         for slot in range(per_node):
             r, c = divmod(slot, cols)
             x, y = lefts[c], top - tops[r] - gpu_h
@@ -133,8 +156,17 @@ def device_map(config: ModelConfig, layout: Layout, cluster: Cluster, tokens: in
             arrow(ax, (0.15, y), (0.49, y), color=_HOP, lw=2.2)
         else:
             for j in range(min(data["dp"], 4)):
-                box(ax, 0.15 + j * 0.34 / min(data["dp"], 4), y - 0.07, 0.34 / min(data["dp"], 4), 0.14,
-                    face=shade(j, 0.7), edge="#333333", lw=0.6, radius=0.0)
+                box(
+                    ax,
+                    0.15 + j * 0.34 / min(data["dp"], 4),
+                    y - 0.07,
+                    0.34 / min(data["dp"], 4),
+                    0.14,
+                    face=shade(j, 0.7),
+                    edge="#333333",
+                    lw=0.6,
+                    radius=0.0,
+                )
         label(ax, 0.6, y, text, ha="left")
     return register(fig, data)
 
@@ -152,11 +184,22 @@ def _bounds(members: list[int], data: dict, cells: dict, gpu_w: float, gpu_h: fl
 
 def _draw_allreduce(ax, col: dict, data: dict, cells: dict, gpu_w: float, gpu_h: float, band: float) -> None:
     parts = _bounds(col["gpus"], data, cells, gpu_w, gpu_h)
-    where = short_link(col["link"]) + (f" across servers {span(col['servers'][0], col['servers'][-1] + 1)}"
-                                       if col["across_servers"] else "")
+    where = short_link(col["link"]) + (
+        f" across servers {span(col['servers'][0], col['servers'][-1] + 1)}" if col["across_servers"] else ""
+    )
     for x0, y0, x1, y1 in parts.values():
-        box(ax, x0 - 0.05, y0 - band, x1 - x0 + 0.1, y1 - y0 + band + 0.05, face="none", edge=_COMM, lw=2.0,
-            radius=0.08, z=3)
+        box(
+            ax,
+            x0 - 0.05,
+            y0 - band,
+            x1 - x0 + 0.1,
+            y1 - y0 + band + 0.05,
+            face="none",
+            edge=_COMM,
+            lw=2.0,
+            radius=0.08,
+            z=3,
+        )
         name = "all-reduce · " if col["kind"] == "all-reduce" else ""
         label(ax, (x0 + x1) / 2, y0 - band / 2 - 0.02, f"{name}{where} · {col['kernel']}", color=_COMM)
     if len(parts) > 1:
@@ -178,8 +221,15 @@ def _draw_hop(ax, col: dict, data: dict, cells: dict, gpu_w: float, gpu_h: float
     arrow(ax, start, end, color=_HOP, lw=2.2)
     if col["across_servers"]:
         mid = ((start[0] + end[0]) / 2, (start[1] + end[1]) / 2)
-        label(ax, mid[0] + 0.12, mid[1], f"hop · {short_link(col['link'])}", color=_HOP, ha="left",
-              backgroundcolor="white")
+        label(
+            ax,
+            mid[0] + 0.12,
+            mid[1],
+            f"hop · {short_link(col['link'])}",
+            color=_HOP,
+            ha="left",
+            backgroundcolor="white",
+        )
 
 
 def _message(data: dict) -> str:
@@ -198,14 +248,28 @@ def _legend_lines(data: dict) -> list[tuple[str, str]]:
         seen.append(key)
         us = f"{col['time'] * 1e6:.1f} µs"
         if col["kind"] == "all-reduce":
-            rows.append(("outline", f"tensor-parallel all-reduce, 2 per layer: {_message(data)} over "
-                         f"{short_link(col['link'])}, {col['kernel']} ({us})"))
+            rows.append(
+                (
+                    "outline",
+                    f"tensor-parallel all-reduce, 2 per layer: {_message(data)} over "
+                    f"{short_link(col['link'])}, {col['kernel']} ({us})",
+                )
+            )
         elif col["kind"] == "expert exchange":
-            rows.append(("outline", f"expert exchange, 2 per routed layer: {_message(data)} over "
-                         f"{short_link(col['link'])} ({us})"))
+            rows.append(
+                (
+                    "outline",
+                    f"expert exchange, 2 per routed layer: {_message(data)} over {short_link(col['link'])} ({us})",
+                )
+            )
         else:
-            rows.append(("arrow", f"pipeline hop, 1 per stage boundary: {_message(data)} over "
-                         f"{short_link(col['link'])}{' between servers' if col['across_servers'] else ''} ({us})"))
+            rows.append(
+                (
+                    "arrow",
+                    f"pipeline hop, 1 per stage boundary: {_message(data)} over "
+                    f"{short_link(col['link'])}{' between servers' if col['across_servers'] else ''} ({us})",
+                )
+            )
     if data["dp"] > 1:
         rows.append(("replicas", f"colour: replica, {data['dp']} in all; replicas exchange nothing"))
     return rows

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from lib.diagrams._draw import arrow, box, canvas, label, register, shade, tint
+from lib.diagrams._draw import arrow, box, canvas, label, register, tint
 from lib.diagrams.data import experts_data, listing, pipeline_data, span, tp_block_data
 from lib.plotting import COLORS
 from lib.transformer import ModelConfig
@@ -59,12 +59,19 @@ def tensor_parallel_block(config: ModelConfig, tp: int) -> Figure:
     height = top + len(lanes) * (lane_h + gap) + bottom
     fig, ax = canvas(7.8, height)
     head_dim = data["hidden"] // data["heads"]
-    title = (f"One {data['model']} block, tensor parallel over {data['tp']} GPUs" if data["tp"] > 1
-             else f"One {data['model']} block on one GPU: nothing is split")
+    title = (
+        f"One {data['model']} block, tensor parallel over {data['tp']} GPUs"
+        if data["tp"] > 1
+        else f"One {data['model']} block on one GPU: nothing is split"
+    )
     label(ax, 3.9, height - 0.22, title, size=10, weight="bold")
     moe = f"\n(each of {data['experts']} experts)\n" if data["experts"] > 1 else "\n"
-    columns = [(0.75, 1.75, "attention\nsplit by heads"), (2.6, 1.1, "output proj.\nby rows"),
-               (4.15, 1.35, f"MLP gate & up{moe}by columns"), (5.65, 1.2, f"MLP down{moe}by rows")]
+    columns = [
+        (0.75, 1.75, "attention\nsplit by heads"),
+        (2.6, 1.1, "output proj.\nby rows"),
+        (4.15, 1.35, f"MLP gate & up{moe}by columns"),
+        (5.65, 1.2, f"MLP down{moe}by rows"),
+    ]
     for x, w, title in columns:
         label(ax, x + w / 2, height - top + 0.3, title)
     bars = [3.82, 7.0] if data["allreduces"] else []
@@ -72,22 +79,34 @@ def tensor_parallel_block(config: ModelConfig, tp: int) -> Figure:
         y = height - top - (i + 1) * (lane_h + gap) + gap / 2
         mid = y + lane_h / 2
         if rank is None:
-            label(ax, 2.2, mid, f"GPUs {lanes[i - 1] + 1}–{lanes[i + 1] - 1} alike,\neach its own heads and columns",
-                  style="italic", linespacing=1.15)
+            label(
+                ax,
+                2.2,
+                mid,
+                f"GPUs {lanes[i - 1] + 1}–{lanes[i + 1] - 1} alike,\neach its own heads and columns",
+                style="italic",
+                linespacing=1.15,
+            )
             continue
         d = data["devices"][rank]
         kv = span(*d["kv_heads"], "KV heads")
-        texts = [f"{span(*d['query_heads'], 'q heads')}\n{kv}{' (copy)' if d['kv_copies'] > 1 else ''}",
-                 f"rows\n{span(d['query_heads'][0] * head_dim, d['query_heads'][1] * head_dim)}",
-                 f"cols\n{span(*d['mlp_columns'])}", f"rows\n{span(*d['mlp_columns'])}"]
+        texts = [
+            f"{span(*d['query_heads'], 'q heads')}\n{kv}{' (copy)' if d['kv_copies'] > 1 else ''}",
+            f"rows\n{span(d['query_heads'][0] * head_dim, d['query_heads'][1] * head_dim)}",
+            f"cols\n{span(*d['mlp_columns'])}",
+            f"rows\n{span(*d['mlp_columns'])}",
+        ]
         label(ax, 0.38, mid, f"GPU {rank}", weight="bold")
         for (x, w, _), text in zip(columns, texts):
             box(ax, x, y, w, lane_h, face=tint(COLORS["compute"], 0.78))
             label(ax, x + w / 2, mid, text, linespacing=1.15)
         stops = [(columns[0][0] + columns[0][1], columns[1][0]), (columns[2][0] + columns[2][1], columns[3][0])]
         if bars:
-            stops += [(columns[1][0] + columns[1][1], bars[0]), (bars[0] + 0.22, columns[2][0]),
-                      (columns[3][0] + columns[3][1], bars[1])]
+            stops += [
+                (columns[1][0] + columns[1][1], bars[0]),
+                (bars[0] + 0.22, columns[2][0]),
+                (columns[3][0] + columns[3][1], bars[1]),
+            ]
         else:
             stops += [(columns[1][0] + columns[1][1], columns[2][0])]
         for a, b in stops:
@@ -95,12 +114,28 @@ def tensor_parallel_block(config: ModelConfig, tp: int) -> Figure:
     lanes_bottom = height - top - len(lanes) * (lane_h + gap) + gap / 2
     for n, (x, ar) in enumerate(zip(bars, data["allreduces"]), start=1):
         box(ax, x, lanes_bottom, 0.22, height - top - lanes_bottom, face=_COMM, edge=_COMM, radius=0.04)
-        label(ax, x + 0.11, (lanes_bottom + height - top) / 2, f"all-reduce {n}", rotation=90, color="white",
-              weight="bold")
-        label(ax, min(x + 0.11, 7.05), lanes_bottom - 0.3,
-              f"{_bytes(ar['message_bytes_per_token'])}\nper token", color=_COMM, ha="right" if n == 2 else "center")
-    note = (f"each all-reduce sums one hidden vector per token, hidden × 2 B = {data['hidden']} × 2 B: two per block"
-            if bars else "one GPU holds the whole block: nothing to all-reduce")
+        label(
+            ax,
+            x + 0.11,
+            (lanes_bottom + height - top) / 2,
+            f"all-reduce {n}",
+            rotation=90,
+            color="white",
+            weight="bold",
+        )
+        label(
+            ax,
+            min(x + 0.11, 7.05),
+            lanes_bottom - 0.3,
+            f"{_bytes(ar['message_bytes_per_token'])}\nper token",
+            color=_COMM,
+            ha="right" if n == 2 else "center",
+        )
+    note = (
+        f"each all-reduce sums one hidden vector per token, hidden × 2 B = {data['hidden']} × 2 B: two per block"
+        if bars
+        else "one GPU holds the whole block: nothing to all-reduce"
+    )
     label(ax, 0.1, 0.22, note, ha="left")
     return register(fig, data)
 
@@ -132,8 +167,14 @@ def pipeline_stages(config: ModelConfig, pp: int) -> Figure:
     box_w, box_h, row_h = 1.45, 1.1, 1.5
     height = 1.55 + rows * row_h + 0.2
     fig, ax = canvas(7.8, height)
-    label(ax, 3.9, height - 0.22, f"{data['model']}: {data['layers']} layers in {data['pp']} pipeline stage"
-          f"{'s' if data['pp'] > 1 else ''}", size=10, weight="bold")
+    label(
+        ax,
+        3.9,
+        height - 0.22,
+        f"{data['model']}: {data['layers']} layers in {data['pp']} pipeline stage{'s' if data['pp'] > 1 else ''}",
+        size=10,
+        weight="bold",
+    )
     left, width, strip_y = 0.3, 7.2, height - 0.95
     label(ax, left, strip_y + 0.47, f"layers 0 to {data['layers'] - 1}, by stage", ha="left")
     for s in stages:
@@ -165,8 +206,14 @@ def pipeline_stages(config: ModelConfig, pp: int) -> Figure:
                 arrow(ax, (x + box_w / 2, y), end, color=_HOP, lw=2)
                 label(ax, (x + box_w / 2 + end[0]) / 2, (y + end[1]) / 2 + 0.15, "hop", color=_HOP)
     if data["pp"] > 1:
-        label(ax, 0.1, 0.2, f"each hop sends one hidden vector per token: {_bytes(data['hop_bytes_per_token'])}",
-              ha="left", color=_HOP)
+        label(
+            ax,
+            0.1,
+            0.2,
+            f"each hop sends one hidden vector per token: {_bytes(data['hop_bytes_per_token'])}",
+            ha="left",
+            color=_HOP,
+        )
     return register(fig, data)
 
 
@@ -196,31 +243,65 @@ def experts_over_devices(config: ModelConfig, devices: int, expert_parallel: boo
     how = "expert parallel: whole experts" if expert_parallel else "tensor parallel: a slice of every expert"
     label(ax, 3.9, height - 0.22, f"{data['model']}: {e} experts on {k} GPUs ({how})", size=10, weight="bold")
     names = ", ".join(f"E{x}" for x in data["routed_to"])
-    label(ax, 0.1, height - 0.62, f"one token, routed to its top {data['top_k']}: {names}", ha="left", color=_PICKED,
-          weight="bold")
+    label(
+        ax,
+        0.1,
+        height - 0.62,
+        f"one token, routed to its top {data['top_k']}: {names}",
+        ha="left",
+        color=_PICKED,
+        weight="bold",
+    )
     left, width = 1.75, 5.9
     chip = width / e * (k if expert_parallel else 1)
     for i, d in enumerate(rows):
         y = height - top - (i + 1) * (row_h + gap) + gap
         if d is None:
-            label(ax, left + width / 2, y + row_h / 2, f"GPUs {rows[i - 1] + 1}–{rows[i + 1] - 1}: the same",
-                  style="italic")
+            label(
+                ax,
+                left + width / 2,
+                y + row_h / 2,
+                f"GPUs {rows[i - 1] + 1}–{rows[i + 1] - 1}: the same",
+                style="italic",
+            )
             continue
         held = data["devices"][d]
         what = span(*held["experts"], "experts") if expert_parallel else f"1/{k} of each"
         label(ax, 0.1, y + row_h / 2, f"GPU {d}\n{what}", ha="left", linespacing=1.15)
         for j, x in enumerate(range(*held["experts"])):
             picked = x in data["routed_to"]
-            box(ax, left + j * chip + 0.02, y, chip - 0.04, row_h, face=_PICKED if picked else tint(COLORS["compute"]),
-                edge="white" if picked else "#333333", radius=0.04)
+            box(
+                ax,
+                left + j * chip + 0.02,
+                y,
+                chip - 0.04,
+                row_h,
+                face=_PICKED if picked else tint(COLORS["compute"]),
+                edge="white" if picked else "#333333",
+                radius=0.04,
+            )
             if chip >= 0.34:
-                label(ax, left + (j + 0.5) * chip, y + row_h / 2, f"E{x}", color="white" if picked else "black",
-                      weight="bold" if picked else "normal")
+                label(
+                    ax,
+                    left + (j + 0.5) * chip,
+                    y + row_h / 2,
+                    f"E{x}",
+                    color="white" if picked else "black",
+                    weight="bold" if picked else "normal",
+                )
     idle = [d for d in range(k) if d not in data["visits"]]
     rest = f"; {listing(idle)} do{'es' if len(idle) == 1 else ''} no expert work for it" if idle else ""
-    note = (f"the token's experts are on {listing(data['visits'])}{rest}" if expert_parallel
-            else f"every GPU computes its slice of {'both' if data['top_k'] == 2 else 'each'} of the token's experts")
+    note = (
+        f"the token's experts are on {listing(data['visits'])}{rest}"
+        if expert_parallel
+        else f"every GPU computes its slice of {'both' if data['top_k'] == 2 else 'each'} of the token's experts"
+    )
     label(ax, 0.1, 0.42, note, ha="left")
-    label(ax, 0.1, 0.17, f"either way each GPU holds {data['expert_parameters_per_device'] / 1e6:,.0f} M expert "
-          "parameters per layer", ha="left")
+    label(
+        ax,
+        0.1,
+        0.17,
+        f"either way each GPU holds {data['expert_parameters_per_device'] / 1e6:,.0f} M expert parameters per layer",
+        ha="left",
+    )
     return register(fig, data)

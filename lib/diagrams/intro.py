@@ -19,7 +19,7 @@ from lib.transformer import PRESETS, ModelConfig
 
 __all__ = ["three_splits_data", "three_splits"]
 
-_BARS = 8       # layers drawn per GPU: a stack that stands for all of them
+_BARS = 8  # layers drawn per GPU: a stack that stands for all of them
 
 
 def _flat(text: str) -> str:
@@ -44,31 +44,57 @@ def three_splits_data(config: ModelConfig | None = None, moe: ModelConfig | None
     mixture = _config(PRESETS["mixtral-8x7b"] if moe is None else moe)
     block, pipe = tp_block_data(dense, 2), pipeline_data(dense, 2)
     experts = experts_data(mixture, 2, expert_parallel=True)
-    tensor = [f"{span(*d['query_heads'], 'heads')},\n{span(*d['mlp_columns'], 'MLP columns')}"
-              for d in block["devices"]]
-    stages = [span(*s["layers"], "layers") + ("\n+ embedding" if s["embedding"] else "\n+ output head")
-              for s in pipe["stages"]]
+    tensor = [
+        f"{span(*d['query_heads'], 'heads')},\n{span(*d['mlp_columns'], 'MLP columns')}" for d in block["devices"]
+    ]
+    stages = [
+        span(*s["layers"], "layers") + ("\n+ embedding" if s["embedding"] else "\n+ output head")
+        for s in pipe["stages"]
+    ]
     held = [span(*d["experts"], "experts") for d in experts["devices"]]
     routed = ", ".join(f"E{e}" for e in experts["routed_to"])
     panels = [
-        {"split": "tensor", "title": "Tensor: split every layer", "gpus": tensor,
-         "exchange": f"{len(block['allreduces'])} all-reduces a layer, {block['hidden'] * 2:,} B a token"},
-        {"split": "pipeline", "title": "Pipeline: split the stack of layers", "gpus": stages,
-         "exchange": f"1 hop per token, {pipe['hop_bytes_per_token']:,} B"},
-        {"split": "replicas", "title": "Replicas: copy the model, split the users",
-         "gpus": [f"all {dense.layers} layers,\nhalf the users"] * 2, "exchange": "nothing"},
-        {"split": "experts", "title": "Experts: split a mixture's experts", "gpus": held,
-         "exchange": f"a token goes to its top {experts['top_k']} ({routed})"},
+        {
+            "split": "tensor",
+            "title": "Tensor: split every layer",
+            "gpus": tensor,
+            "exchange": f"{len(block['allreduces'])} all-reduces a layer, {block['hidden'] * 2:,} B a token",
+        },
+        {
+            "split": "pipeline",
+            "title": "Pipeline: split the stack of layers",
+            "gpus": stages,
+            "exchange": f"1 hop per token, {pipe['hop_bytes_per_token']:,} B",
+        },
+        {
+            "split": "replicas",
+            "title": "Replicas: copy the model, split the users",
+            "gpus": [f"all {dense.layers} layers,\nhalf the users"] * 2,
+            "exchange": "nothing",
+        },
+        {
+            "split": "experts",
+            "title": "Experts: split a mixture's experts",
+            "gpus": held,
+            "exchange": f"a token goes to its top {experts['top_k']} ({routed})",
+        },
     ]
-    alt = (f"Four ways to split a model over two GPUs. Tensor parallelism: each GPU holds part of every layer of "
-           f"{dense.name} ({_flat(tensor[0])} on GPU 0), and the GPUs all-reduce twice per layer. Pipeline "
-           f"parallelism: GPU 0 holds {_flat(stages[0])}, GPU 1 {_flat(stages[1])}, and each token hops from one to "
-           "the other once. Replicas: each GPU "
-           f"holds the whole model and serves half the users; they exchange nothing. Experts: each GPU holds "
-           f"{experts['experts'] // 2} of the {experts['experts']} experts of {mixture.name} whole, and a token goes "
-           f"to the GPUs of its top {experts['top_k']}.")
-    return {"models": [dense.name, mixture.name], "panels": panels, "experts": experts, "layers": dense.layers,
-            "alt": alt}
+    alt = (
+        f"Four ways to split a model over two GPUs. Tensor parallelism: each GPU holds part of every layer of "
+        f"{dense.name} ({_flat(tensor[0])} on GPU 0), and the GPUs all-reduce twice per layer. Pipeline "
+        f"parallelism: GPU 0 holds {_flat(stages[0])}, GPU 1 {_flat(stages[1])}, and each token hops from one to "
+        "the other once. Replicas: each GPU "
+        f"holds the whole model and serves half the users; they exchange nothing. Experts: each GPU holds "
+        f"{experts['experts'] // 2} of the {experts['experts']} experts of {mixture.name} whole, and a token goes "
+        f"to the GPUs of its top {experts['top_k']}."
+    )
+    return {
+        "models": [dense.name, mixture.name],
+        "panels": panels,
+        "experts": experts,
+        "layers": dense.layers,
+        "alt": alt,
+    }
 
 
 def _stack(ax, x: float, y: float, w: float, first: int, last: int, half: int | None = None) -> None:
@@ -77,8 +103,18 @@ def _stack(ax, x: float, y: float, w: float, first: int, last: int, half: int | 
         top = y - i * 0.13
         if half is not None:
             box(ax, x, top - 0.1, w, 0.1, face="white", edge="#BBBBBB", lw=0.6, radius=0.01, z=2)
-            box(ax, x + half * w / 2, top - 0.1, w / 2, 0.1, face=COLORS["compute"], edge="white", lw=0.6,
-                radius=0.01, z=3)
+            box(
+                ax,
+                x + half * w / 2,
+                top - 0.1,
+                w / 2,
+                0.1,
+                face=COLORS["compute"],
+                edge="white",
+                lw=0.6,
+                radius=0.01,
+                z=3,
+            )
         elif first <= i < last:
             box(ax, x, top - 0.1, w, 0.1, face=COLORS["compute"], edge="white", lw=0.6, radius=0.01, z=2)
         else:
@@ -125,8 +161,13 @@ def three_splits(config: ModelConfig | None = None, moe: ModelConfig | None = No
             arrow(ax, (mid - 0.2, y), (mid + 0.2, y), color=COLORS["communication"], lw=2.2, both=True)
         elif panel["split"] == "pipeline":
             arrow(ax, (mid - 0.2, y), (mid + 0.2, y), color=COLORS["bound"], lw=2.2)
-        label(ax, px + 1.9, py - 2.45, "exchange: " + panel["exchange"],
-              color={"tensor": COLORS["communication"], "pipeline": COLORS["bound"]}.get(panel["split"], "black"))
+        label(
+            ax,
+            px + 1.9,
+            py - 2.45,
+            "exchange: " + panel["exchange"],
+            color={"tensor": COLORS["communication"], "pipeline": COLORS["bound"]}.get(panel["split"], "black"),
+        )
     return register(fig, data)
 
 
@@ -139,8 +180,23 @@ def _experts(ax, inner: tuple, experts: dict, gpu: int) -> None:
     for i, e in enumerate(range(first, last)):
         r, c = divmod(i, per_row)
         picked = e in experts["routed_to"]
-        box(ax, x + c * (cw + 0.06), y - (r + 1) * (ch + 0.06), cw, ch, face=COLORS["highlight"] if picked
-            else shade(0, 0.6), edge="white" if picked else "#333333", radius=0.04, z=2)
+        box(
+            ax,
+            x + c * (cw + 0.06),
+            y - (r + 1) * (ch + 0.06),
+            cw,
+            ch,
+            face=COLORS["highlight"] if picked else shade(0, 0.6),
+            edge="white" if picked else "#333333",
+            radius=0.04,
+            z=2,
+        )
         if cw >= 0.3 and ch >= 0.2:
-            label(ax, x + c * (cw + 0.06) + cw / 2, y - (r + 1) * (ch + 0.06) + ch / 2, f"E{e}",
-                  color="white" if picked else "black", weight="bold" if picked else "normal")
+            label(
+                ax,
+                x + c * (cw + 0.06) + cw / 2,
+                y - (r + 1) * (ch + 0.06) + ch / 2,
+                f"E{e}",
+                color="white" if picked else "black",
+                weight="bold" if picked else "normal",
+            )

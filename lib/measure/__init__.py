@@ -90,26 +90,79 @@ beyond the sweep)::
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from lib.measure.fit import PUBLISHED_NCCL, EfficiencyFit, LinkFit, fit_efficiency, fit_link
 from lib.measure.launch import MeasureError, free_port, resolve_backend
-from lib.measure.model import (CHEAP_S, Extrapolated, HeldOut, alternate_folds, beyond_calibration, break_even_hidden,
-                               efficiency, extrapolated_split, held_out_split, predict_split, step_gap)
+from lib.measure.model import (
+    CHEAP_S,
+    Extrapolated,
+    HeldOut,
+    alternate_folds,
+    beyond_calibration,
+    break_even_hidden,
+    efficiency,
+    extrapolated_split,
+    held_out_split,
+    predict_split,
+    step_gap,
+)
 from lib.measure.report import SCHEMA, THRESHOLD_S, analyse, format_hidden, format_interval, format_table
-from lib.measure.stats import (bootstrap_medians, median_abs_relative_error, median_interval, percentile_interval,
-                               relative_error, summarize)
+from lib.measure.stats import (
+    bootstrap_medians,
+    median_abs_relative_error,
+    median_interval,
+    percentile_interval,
+    relative_error,
+    summarize,
+)
 
-__all__ = ["fit_link", "LinkFit", "PUBLISHED_NCCL", "fit_efficiency", "EfficiencyFit", "summarize",
-           "relative_error", "median_abs_relative_error", "bootstrap_medians", "percentile_interval",
-           "median_interval", "efficiency", "predict_split", "alternate_folds", "held_out_split", "HeldOut",
-           "extrapolated_split", "Extrapolated", "beyond_calibration", "CHEAP_S",
-           "break_even_hidden", "step_gap", "analyse", "format_table", "format_hidden", "format_interval",
-           "THRESHOLD_S", "SCHEMA", "MeasureError", "resolve_backend", "free_port", "run", "check_split"]
+__all__ = [
+    "fit_link",
+    "LinkFit",
+    "PUBLISHED_NCCL",
+    "fit_efficiency",
+    "EfficiencyFit",
+    "summarize",
+    "relative_error",
+    "median_abs_relative_error",
+    "bootstrap_medians",
+    "percentile_interval",
+    "median_interval",
+    "efficiency",
+    "predict_split",
+    "alternate_folds",
+    "held_out_split",
+    "HeldOut",
+    "extrapolated_split",
+    "Extrapolated",
+    "beyond_calibration",
+    "CHEAP_S",
+    "break_even_hidden",
+    "step_gap",
+    "analyse",
+    "format_table",
+    "format_hidden",
+    "format_interval",
+    "THRESHOLD_S",
+    "SCHEMA",
+    "MeasureError",
+    "resolve_backend",
+    "free_port",
+    "run",
+    "check_split",
+]
 
 
-def run(devices: int = 2, plan: str = "quick", backend: str = "auto", timeout: float = 900.0,
-        threads: int = 1, echo: Callable[[str], None] | None = print) -> dict[str, Any]:
+def run(
+    devices: int = 2,
+    plan: str = "quick",
+    backend: str = "auto",
+    timeout: float = 900.0,
+    threads: int = 1,
+    echo: Callable[[str], None] | None = print,
+) -> dict[str, Any]:
     """Start ``devices`` ranks, run the protocol with ``plan``, return the analysed result.
 
     ``plan`` is ``"full"``, ``"quick"`` or ``"tiny"`` (see
@@ -128,12 +181,18 @@ def run(devices: int = 2, plan: str = "quick", backend: str = "auto", timeout: f
         if plan not in PLANS:
             raise ValueError(f"plan must be one of {sorted(PLANS)}, got {plan!r}")
 
-    return launch("protocol", devices, backend, {"plan": plan}, timeout=timeout, threads=threads, echo=echo,
-                  check=known_plan)
+    return launch(
+        "protocol", devices, backend, {"plan": plan}, timeout=timeout, threads=threads, echo=echo, check=known_plan
+    )
 
 
-def check_split(devices: int = 2, hidden: int = 32, backend: str = "auto", timeout: float = 120.0,
-                fault: dict[str, Any] | None = None) -> dict[str, Any]:
+def check_split(
+    devices: int = 2,
+    hidden: int = 32,
+    backend: str = "auto",
+    timeout: float = 120.0,
+    fault: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """One split forward pass on ``devices`` real ranks against the whole layer.
 
     Returns ``max_abs_error`` and the output shape. ``fault`` (for tests)

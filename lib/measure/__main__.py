@@ -17,8 +17,8 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from lib.measure import MeasureError, format_table, resolve_backend, run
 from lib.measure.launch import under_torchrun
@@ -27,16 +27,27 @@ __all__ = ["main"]
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m lib.measure", description=(
-        "Calibrate the link and the shard efficiency, then time a two-layer MLP whole on one rank and "
-        "split over K ranks, and compare the measured split time with the book's prediction."))
+    parser = argparse.ArgumentParser(
+        prog="python -m lib.measure",
+        description=(
+            "Calibrate the link and the shard efficiency, then time a two-layer MLP whole on one rank and "
+            "split over K ranks, and compare the measured split time with the book's prediction."
+        ),
+    )
     parser.add_argument("--devices", type=int, default=2, help="number of ranks K (at least 2)")
-    parser.add_argument("--backend", default="auto", choices=["auto", "gloo", "nccl"],
-                        help="auto: NCCL when there are at least K CUDA devices, else gloo on 127.0.0.1")
+    parser.add_argument(
+        "--backend",
+        default="auto",
+        choices=["auto", "gloo", "nccl"],
+        help="auto: NCCL when there are at least K CUDA devices, else gloo on 127.0.0.1",
+    )
     parser.add_argument("--json", type=Path, required=True, help="where to write the result")
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--quick", action="store_true",
-                      help="a short sweep (under two minutes on two cores, several sizes with T2 >= 5 ms)")
+    size.add_argument(
+        "--quick",
+        action="store_true",
+        help="a short sweep (under two minutes on two cores, several sizes with T2 >= 5 ms)",
+    )
     size.add_argument("--plan", choices=["full", "quick", "tiny"], help="the sweep to run (default: full)")
     parser.add_argument("--threads", type=int, default=1, help="compute threads per rank (default 1)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds before every rank is ended")

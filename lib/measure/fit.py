@@ -70,8 +70,7 @@ class LinkFit:
         >>> LinkFit(latency=1.0, bus_bandwidth=2.0, devices=2).time([0.0, 4.0])
         array([1., 3.])
         """
-        return collectives.collective_time(self.kind, message_bytes, self.devices,
-                                           self.latency, self.bus_bandwidth)
+        return collectives.collective_time(self.kind, message_bytes, self.devices, self.latency, self.bus_bandwidth)
 
     def as_dict(self) -> dict[str, Any]:
         """The fit as plain JSON-ready values (SI units in the key names; an infinite bandwidth is ``None``).
@@ -80,12 +79,19 @@ class LinkFit:
         True
         """
         bandwidth = self.bus_bandwidth if np.isfinite(self.bus_bandwidth) else None
-        return {"latency_s": self.latency, "bus_bandwidth_Bps": bandwidth, "constrained": self.constrained,
-                "devices": self.devices, "kind": self.kind, "residuals": list(self.residuals)}
+        return {
+            "latency_s": self.latency,
+            "bus_bandwidth_Bps": bandwidth,
+            "constrained": self.constrained,
+            "devices": self.devices,
+            "kind": self.kind,
+            "residuals": list(self.residuals),
+        }
 
 
-def fit_link(message_bytes: Number, seconds: Number, devices: int, kind: str = "allreduce",
-             constrain: bool = False) -> LinkFit:
+def fit_link(
+    message_bytes: Number, seconds: Number, devices: int, kind: str = "allreduce", constrain: bool = False
+) -> LinkFit:
     """Fit ``t = l + V(n) / B`` to timings of one collective over several sizes.
 
     Parameters
@@ -149,14 +155,27 @@ def fit_link(message_bytes: Number, seconds: Number, devices: int, kind: str = "
     volume = np.asarray(collectives.bytes_sent(kind, sizes, devices), dtype=float)
     latency, per_byte = _relative_line(volume, times)
     if per_byte > 0:
-        return LinkFit(latency=latency, bus_bandwidth=float(1.0 / per_byte), devices=int(devices),
-                       kind=str(kind), residuals=_residuals(latency + volume * per_byte, times))
+        return LinkFit(
+            latency=latency,
+            bus_bandwidth=float(1.0 / per_byte),
+            devices=int(devices),
+            kind=str(kind),
+            residuals=_residuals(latency + volume * per_byte, times),
+        )
     if not constrain:
-        raise ValueError("seconds must grow with message_bytes to fit a bandwidth; "
-                         f"got slope {per_byte:.4g} s/byte (constrain=True holds it at 0)")
+        raise ValueError(
+            "seconds must grow with message_bytes to fit a bandwidth; "
+            f"got slope {per_byte:.4g} s/byte (constrain=True holds it at 0)"
+        )
     flat = _flat_line(times)
-    return LinkFit(latency=flat, bus_bandwidth=np.inf, devices=int(devices), kind=str(kind),
-                   residuals=_residuals(np.full_like(times, flat), times), constrained=True)
+    return LinkFit(
+        latency=flat,
+        bus_bandwidth=np.inf,
+        devices=int(devices),
+        kind=str(kind),
+        residuals=_residuals(np.full_like(times, flat), times),
+        constrained=True,
+    )
 
 
 def _relative_line(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
@@ -233,8 +252,13 @@ class EfficiencyFit:
     def as_dict(self) -> dict[str, Any]:
         """The fit as plain JSON-ready values (an infinite asymptote is ``None``)."""
         asymptote = self.asymptote if np.isfinite(self.asymptote) else None
-        return {"overhead_s": self.overhead, "asymptote": asymptote, "constrained": self.constrained,
-                "devices": self.devices, "residuals": list(self.residuals)}
+        return {
+            "overhead_s": self.overhead,
+            "asymptote": asymptote,
+            "constrained": self.constrained,
+            "devices": self.devices,
+            "residuals": list(self.residuals),
+        }
 
 
 def fit_efficiency(whole_s: Number, shard_s: Number, devices: int, constrain: bool = False) -> EfficiencyFit:
@@ -288,14 +312,25 @@ def fit_efficiency(whole_s: Number, shard_s: Number, devices: int, constrain: bo
         raise ValueError(f"whole_s must hold at least two different times, got {np.unique(whole).tolist()}")
     overhead, per_second = _relative_line(whole, shard)
     if per_second > 0:
-        return EfficiencyFit(overhead=overhead, asymptote=float(1.0 / (k * per_second)), devices=k,
-                             residuals=_residuals(overhead + whole * per_second, shard))
+        return EfficiencyFit(
+            overhead=overhead,
+            asymptote=float(1.0 / (k * per_second)),
+            devices=k,
+            residuals=_residuals(overhead + whole * per_second, shard),
+        )
     if not constrain:
-        raise ValueError(f"shard_s must grow with whole_s to fit an efficiency; got slope {per_second:.4g} "
-                         "(constrain=True holds it at 0)")
+        raise ValueError(
+            f"shard_s must grow with whole_s to fit an efficiency; got slope {per_second:.4g} "
+            "(constrain=True holds it at 0)"
+        )
     flat = _flat_line(shard)
-    return EfficiencyFit(overhead=flat, asymptote=np.inf, devices=k, residuals=_residuals(np.full_like(shard, flat),
-                                                                                         shard), constrained=True)
+    return EfficiencyFit(
+        overhead=flat,
+        asymptote=np.inf,
+        devices=k,
+        residuals=_residuals(np.full_like(shard, flat), shard),
+        constrained=True,
+    )
 
 
 #: A small published table of NCCL all-reduce timings, for fitting by hand:

@@ -32,9 +32,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from lib import _checks
 
@@ -90,18 +91,24 @@ def cuda_devices() -> int:
 
 #: The one command that installs the CPU build of torch offline, in a workshop bundle's folder with ``wheels/``
 #: copied in (``--force-reinstall`` replaces a CUDA build that ``pip`` would otherwise keep as "2.13.0 installed").
-CPU_TORCH_OFFLINE = (".venv/bin/pip install --no-index --find-links wheels --no-deps --force-reinstall "
-                     "-r requirements-participant-torch.txt")
+CPU_TORCH_OFFLINE = (
+    ".venv/bin/pip install --no-index --find-links wheels --no-deps --force-reinstall "
+    "-r requirements-participant-torch.txt"
+)
 
 #: What to say when torch is missing: the one thing a live run needs beyond numpy.
-NEEDS_TORCH = ("The live run needs PyTorch, which is not installed here (everything else in this chapter works "
-               f"without it); in the workshop bundle's folder: {CPU_TORCH_OFFLINE} (with a network: the README, "
-               "\"Running the notebooks yourself\")")
+NEEDS_TORCH = (
+    "The live run needs PyTorch, which is not installed here (everything else in this chapter works "
+    f"without it); in the workshop bundle's folder: {CPU_TORCH_OFFLINE} (with a network: the README, "
+    '"Running the notebooks yourself")'
+)
 
 #: What to say when torch is installed but does not import; ``{error}`` is the first line of the error.
-BROKEN_TORCH = ("PyTorch is installed here but does not import ({error}); that is usually its CUDA build without "
-                f"the CUDA libraries. Replace it with the CPU build, in the workshop bundle's folder: "
-                f"{CPU_TORCH_OFFLINE}")
+BROKEN_TORCH = (
+    "PyTorch is installed here but does not import ({error}); that is usually its CUDA build without "
+    f"the CUDA libraries. Replace it with the CPU build, in the workshop bundle's folder: "
+    f"{CPU_TORCH_OFFLINE}"
+)
 
 
 def torch_problem() -> str | None:
@@ -139,13 +146,16 @@ def live_run_problem(devices: int = 2) -> str | None:
         return problem
     cores, gpus = available_cores(), cuda_devices()
     if cores < k and gpus < k:
-        return (f"The live run needs {k} CPU cores or {k} CUDA devices, one per rank; this machine offers "
-                f"{cores} cores and {gpus} CUDA devices.")
+        return (
+            f"The live run needs {k} CPU cores or {k} CUDA devices, one per rank; this machine offers "
+            f"{cores} cores and {gpus} CUDA devices."
+        )
     return None
 
 
-def resolve_backend(devices: int, backend: str = "auto", cores: int | None = None, gpus: int | None = None,
-                    local: int | None = None) -> str:
+def resolve_backend(
+    devices: int, backend: str = "auto", cores: int | None = None, gpus: int | None = None, local: int | None = None
+) -> str:
     """Check ``devices`` and turn ``backend="auto"`` into ``"nccl"`` or ``"gloo"``.
 
     ``auto`` picks NCCL when at least ``local`` CUDA devices exist (``local``
@@ -218,9 +228,16 @@ def _tail(path: Path, lines: int = 15) -> str:
         return ""
 
 
-def launch(task: str, devices: int, backend: str = "auto", config: dict[str, Any] | None = None,
-           timeout: float = 600.0, threads: int = 1, echo: Callable[[str], None] | None = print,
-           check: Callable[[], None] | None = None) -> dict:
+def launch(
+    task: str,
+    devices: int,
+    backend: str = "auto",
+    config: dict[str, Any] | None = None,
+    timeout: float = 600.0,
+    threads: int = 1,
+    echo: Callable[[str], None] | None = print,
+    check: Callable[[], None] | None = None,
+) -> dict:
     """Run ``task`` on ``devices`` fresh worker processes; return rank 0's result.
 
     Parameters
@@ -260,8 +277,14 @@ def launch(task: str, devices: int, backend: str = "auto", config: dict[str, Any
     _checks.positive("timeout", timeout)
     _checks.count("threads", threads, minimum=1)
     folder = Path(tempfile.mkdtemp(prefix="lib-measure-"))
-    settings = {"task": task, "backend": backend, "threads": int(threads), "timeout": float(timeout),
-                "config": config or {}, "result": str(folder / "result.json")}
+    settings = {
+        "task": task,
+        "backend": backend,
+        "threads": int(threads),
+        "timeout": float(timeout),
+        "config": config or {},
+        "result": str(folder / "result.json"),
+    }
     (folder / "config.json").write_text(json.dumps(settings))
     logs = [folder / f"rank{rank}.log" for rank in range(devices)]
     deadline = time.monotonic() + timeout
@@ -285,34 +308,55 @@ def launch(task: str, devices: int, backend: str = "auto", config: dict[str, Any
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _start(processes: list[subprocess.Popen], logs: list[Path], backend: str, threads: int, config: Path,
-           port: int) -> None:
+def _start(
+    processes: list[subprocess.Popen], logs: list[Path], backend: str, threads: int, config: Path, port: int
+) -> None:
     """Start one worker per log file, appending each to ``processes`` as soon as it runs."""
     devices = len(logs)
     for rank in range(devices):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(devices), LOCAL_RANK=str(rank),
-                   LOCAL_WORLD_SIZE=str(devices), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
-                   OMP_NUM_THREADS=str(threads), PYTHONUNBUFFERED="1",
-                   PYTHONPATH=os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
-                   **{CONFIG_ENV: str(config), _PARENT_ENV: str(os.getpid())})
+        env = dict(
+            os.environ,
+            RANK=str(rank),
+            WORLD_SIZE=str(devices),
+            LOCAL_RANK=str(rank),
+            LOCAL_WORLD_SIZE=str(devices),
+            MASTER_ADDR="127.0.0.1",
+            MASTER_PORT=str(port),
+            OMP_NUM_THREADS=str(threads),
+            PYTHONUNBUFFERED="1",
+            PYTHONPATH=os.pathsep.join(filter(None, [str(_ROOT), os.environ.get("PYTHONPATH")])),
+            **{CONFIG_ENV: str(config), _PARENT_ENV: str(os.getpid())},
+        )
         if backend == "gloo":
             env.setdefault("GLOO_SOCKET_IFNAME", "lo")
         with open(logs[rank], "w") as log:
-            processes.append(subprocess.Popen([sys.executable, "-m", "lib.measure.worker"], env=env,
-                                              stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                              cwd=str(_ROOT), start_new_session=True))
+            processes.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "lib.measure.worker"],
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    cwd=str(_ROOT),
+                    start_new_session=True,
+                )
+            )
 
 
 def _port_taken(logs: list[Path]) -> bool:
     """True when a rank failed to bind the rendezvous port before rank 0 reported any progress."""
     texts = [log.read_text(errors="replace") if log.exists() else "" for log in logs]
     started = any(line.startswith("[measure]") for line in texts[0].splitlines())
-    return not started and any("EADDRINUSE" in text or "address already in use" in text.lower()
-                               for text in texts)
+    return not started and any("EADDRINUSE" in text or "address already in use" in text.lower() for text in texts)
 
 
-def _watch(processes: list[subprocess.Popen], logs: list[Path], timeout: float,
-           echo: Callable[[str], None] | None, deadline: float) -> None:
+def _watch(
+    processes: list[subprocess.Popen],
+    logs: list[Path],
+    timeout: float,
+    echo: Callable[[str], None] | None,
+    deadline: float,
+) -> None:
     """Wait for every rank; echo rank 0's new lines; raise on failure or at ``deadline``.
 
     ``timeout`` is the whole run's limit in seconds, quoted in the error.
@@ -331,15 +375,19 @@ def _watch(processes: list[subprocess.Popen], logs: list[Path], timeout: float,
         if failed:
             rank, code = failed[0]
             _stop(processes)
-            raise MeasureError(f"rank {rank} of {len(processes)} exited with code {code}; all ranks were "
-                               f"ended. Its last output:\n{_tail(logs[rank])}")
+            raise MeasureError(
+                f"rank {rank} of {len(processes)} exited with code {code}; all ranks were "
+                f"ended. Its last output:\n{_tail(logs[rank])}"
+            )
         if all(code == 0 for code in codes):
             return
         if time.monotonic() > deadline:
             running = [rank for rank, code in enumerate(codes) if code is None]
             _stop(processes)
-            raise MeasureError(f"timeout: ranks {running} still running after {timeout:g} s; all ranks were "
-                               f"ended. Last output of rank {running[0]}:\n{_tail(logs[running[0]])}")
+            raise MeasureError(
+                f"timeout: ranks {running} still running after {timeout:g} s; all ranks were "
+                f"ended. Last output of rank {running[0]}:\n{_tail(logs[running[0]])}"
+            )
         time.sleep(0.05)
 
 
@@ -392,7 +440,7 @@ def _pin_to_cores(local_rank: int, threads: int) -> None:
     if not hasattr(os, "sched_setaffinity"):
         return
     cores = sorted(os.sched_getaffinity(0))
-    mine = cores[local_rank * threads:(local_rank + 1) * threads]
+    mine = cores[local_rank * threads : (local_rank + 1) * threads]
     if len(mine) == threads:
         os.sched_setaffinity(0, mine)
 
@@ -417,8 +465,9 @@ def init_worker(backend: str, timeout: float, threads: int) -> Context:
         device = torch.device("cuda", local_rank)
     else:
         device = torch.device("cpu")
-    dist.init_process_group(backend, init_method="env://", rank=rank, world_size=world,
-                            timeout=timedelta(seconds=float(timeout)))
+    dist.init_process_group(
+        backend, init_method="env://", rank=rank, world_size=world, timeout=timedelta(seconds=float(timeout))
+    )
     if device.type == "cpu":
         _pin_to_cores(local_rank, int(threads))
     return Context(rank=rank, world=world, local_rank=local_rank, backend=backend, device=device)

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from lib import _checks
 
@@ -49,13 +50,17 @@ def snapshot() -> dict[str, Any]:
         mhz = float(frequency.current) if frequency and frequency.current > 0 else None
     except (ImportError, OSError, AttributeError):  # psutil is in requirements.txt; the run must not need it
         pass
-    return {"wall_s": time.monotonic(), "machine_busy_s": busy, "steal_s": steal, "cpu_mhz": mhz,
-            "process_cpu_s": time.process_time(),
-            "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None}
+    return {
+        "wall_s": time.monotonic(),
+        "machine_busy_s": busy,
+        "steal_s": steal,
+        "cpu_mhz": mhz,
+        "process_cpu_s": time.process_time(),
+        "loadavg": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+    }
 
 
-def load_between(first: dict[str, Any], last: dict[str, Any], ranks_cpu_s: float,
-                 cores: int) -> dict[str, Any]:
+def load_between(first: dict[str, Any], last: dict[str, Any], ranks_cpu_s: float, cores: int) -> dict[str, Any]:
     """Average busy cores between two :func:`snapshot` readings.
 
     Parameters
@@ -89,13 +94,21 @@ def load_between(first: dict[str, Any], last: dict[str, Any], ranks_cpu_s: float
         raise ValueError(f"wall time between the snapshots must be > 0, got {wall!r}")
     ranks = float(_checks.nonnegative("ranks_cpu_s", ranks_cpu_s)) / wall
     n = _checks.scalar_count("cores", cores, minimum=1)
-    result: dict[str, Any] = {"wall_s": wall, "machine_busy_cores": None, "ranks_busy_cores": ranks,
-                              "other_busy_cores": None, "cpu_percent": None, "steal_cores": None,
-                              "loadavg_end": last.get("loadavg"), "cpu_mhz_end": last.get("cpu_mhz")}
+    result: dict[str, Any] = {
+        "wall_s": wall,
+        "machine_busy_cores": None,
+        "ranks_busy_cores": ranks,
+        "other_busy_cores": None,
+        "cpu_percent": None,
+        "steal_cores": None,
+        "loadavg_end": last.get("loadavg"),
+        "cpu_mhz_end": last.get("cpu_mhz"),
+    }
     if first.get("machine_busy_s") is not None and last.get("machine_busy_s") is not None:
         machine = (float(last["machine_busy_s"]) - float(first["machine_busy_s"])) / wall
-        result.update(machine_busy_cores=machine, other_busy_cores=max(0.0, machine - ranks),
-                      cpu_percent=100.0 * machine / n)
+        result.update(
+            machine_busy_cores=machine, other_busy_cores=max(0.0, machine - ranks), cpu_percent=100.0 * machine / n
+        )
     if first.get("steal_s") is not None and last.get("steal_s") is not None:
         result["steal_cores"] = max(0.0, float(last["steal_s"]) - float(first["steal_s"])) / wall
     return result
@@ -118,10 +131,16 @@ def combine_loads(loads: Sequence[dict[str, Any]]) -> dict[str, Any]:
     if not loads:
         raise ValueError("loads must hold at least one interval, got 0")
     wall = sum(float(load["wall_s"]) for load in loads)
-    result: dict[str, Any] = {"wall_s": wall, "loadavg_end": loads[-1].get("loadavg_end"),
-                              "cpu_mhz_end": loads[-1].get("cpu_mhz_end")}
+    result: dict[str, Any] = {
+        "wall_s": wall,
+        "loadavg_end": loads[-1].get("loadavg_end"),
+        "cpu_mhz_end": loads[-1].get("cpu_mhz_end"),
+    }
     for key in ("machine_busy_cores", "ranks_busy_cores", "other_busy_cores", "cpu_percent", "steal_cores"):
         values = [load.get(key) for load in loads]
-        result[key] = None if any(v is None for v in values) else \
-            sum(float(v) * float(load["wall_s"]) for v, load in zip(values, loads)) / wall
+        result[key] = (
+            None
+            if any(v is None for v in values)
+            else sum(float(v) * float(load["wall_s"]) for v, load in zip(values, loads)) / wall
+        )
     return result

@@ -22,8 +22,14 @@ from lib import _checks
 __all__ = ["make_layer", "whole_forward", "shard", "shard_forward", "message_bytes"]
 
 
-def make_layer(batch: int, width: int, hidden: int, seed: int = 0, dtype: torch.dtype = torch.float32,
-               device: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def make_layer(
+    batch: int,
+    width: int,
+    hidden: int,
+    seed: int = 0,
+    dtype: torch.dtype = torch.float32,
+    device: str | torch.device = "cpu",
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Deterministic input ``x`` and weights ``A``, ``B`` (same on every rank).
 
     Entries are normal with variances ``1``, ``1 / width`` and ``1 / hidden``,

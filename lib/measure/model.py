@@ -26,8 +26,9 @@ larger size is predicted from them.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -35,8 +36,19 @@ from lib import _checks
 from lib.budget import Phase
 from lib.measure.fit import EfficiencyFit, LinkFit, fit_efficiency
 
-__all__ = ["efficiency", "predict_split", "break_even_hidden", "step_gap", "alternate_folds", "HeldOut",
-           "held_out_split", "Extrapolated", "extrapolated_split", "beyond_calibration", "CHEAP_S"]
+__all__ = [
+    "efficiency",
+    "predict_split",
+    "break_even_hidden",
+    "step_gap",
+    "alternate_folds",
+    "HeldOut",
+    "held_out_split",
+    "Extrapolated",
+    "extrapolated_split",
+    "beyond_calibration",
+    "CHEAP_S",
+]
 
 Number = Any  # a float or a numpy array of floats
 
@@ -61,8 +73,14 @@ def efficiency(whole_s: Number, shard_s: Number, devices: int) -> float | np.nda
     return _checks.result(whole / (k * part))
 
 
-def predict_split(link: LinkFit, message_bytes: Number, one_s: Number, efficiency: Number,
-                  serial_s: Number = 0.0, communication_s: Number | None = None) -> Phase:
+def predict_split(
+    link: LinkFit,
+    message_bytes: Number,
+    one_s: Number,
+    efficiency: Number,
+    serial_s: Number = 0.0,
+    communication_s: Number | None = None,
+) -> Phase:
     """The budget of the split layer: ``T2 = S + C / (K eta) + l + V / B``.
 
     With ``communication_s`` the all-reduce costs that measured time instead
@@ -104,15 +122,30 @@ def predict_split(link: LinkFit, message_bytes: Number, one_s: Number, efficienc
     over = np.broadcast_arrays(serial, one)
     if (over[0] > over[1]).any():
         first = int(np.argmax(over[0] > over[1]))
-        raise ValueError(f"serial_s must be <= one_s, got serial_s {float(over[0].flat[first])!r} "
-                         f"> one_s {float(over[1].flat[first])!r}")
+        raise ValueError(
+            f"serial_s must be <= one_s, got serial_s {float(over[0].flat[first])!r} "
+            f"> one_s {float(over[1].flat[first])!r}"
+        )
     if communication_s is not None:
         # The measured time is the whole cost of the one all-reduce: a startup with no bytes.
-        return Phase(serial=serial, divisible=one - serial, efficiency=eta, transfers=1,
-                     startup=_checks.nonnegative("communication_s", communication_s), devices=link.devices)
-    return Phase(serial=serial, divisible=one - serial, efficiency=eta, transfers=1,
-                 startup=link.latency, transfer_bytes=np.asarray(link.transfer_bytes(message_bytes)),
-                 bandwidth=link.bus_bandwidth, devices=link.devices)
+        return Phase(
+            serial=serial,
+            divisible=one - serial,
+            efficiency=eta,
+            transfers=1,
+            startup=_checks.nonnegative("communication_s", communication_s),
+            devices=link.devices,
+        )
+    return Phase(
+        serial=serial,
+        divisible=one - serial,
+        efficiency=eta,
+        transfers=1,
+        startup=link.latency,
+        transfer_bytes=np.asarray(link.transfer_bytes(message_bytes)),
+        bandwidth=link.bus_bandwidth,
+        devices=link.devices,
+    )
 
 
 def _increasing(hidden: Sequence[float], minimum: int) -> np.ndarray:
@@ -146,8 +179,9 @@ def break_even_hidden(hidden: Sequence[float], one_s: Sequence[float], split_s: 
     one = _checks.nonnegative("one_s", one_s).ravel()
     split = _checks.nonnegative("split_s", split_s).ravel()
     if not h.size == one.size == split.size:
-        raise ValueError("hidden, one_s and split_s must have the same length, "
-                         f"got {h.size}, {one.size} and {split.size}")
+        raise ValueError(
+            f"hidden, one_s and split_s must have the same length, got {h.size}, {one.size} and {split.size}"
+        )
     gap = split - one
     ahead = gap < 0
     if not ahead[-1]:
@@ -178,8 +212,10 @@ def step_gap(hidden: Sequence[float], first: float | None, second: float | None)
     ValueError: hidden must be 2 or more strictly increasing sizes, got [64.0]
     """
     h = _increasing(hidden, minimum=2)
-    ends = [None if end is None else float(_checks.positive(name, end, allow_inf=True))
-            for name, end in (("first", first), ("second", second))]
+    ends = [
+        None if end is None else float(_checks.positive(name, end, allow_inf=True))
+        for name, end in (("first", first), ("second", second))
+    ]
     if None in ends or math.inf in ends:
         return math.inf
     first, second = ends
@@ -226,9 +262,17 @@ class HeldOut:
     fits: tuple[EfficiencyFit, ...]
 
 
-def held_out_split(link: LinkFit, message_bytes: float, one_s: Sequence[float], whole_s: Sequence[float],
-                   shard_s: Sequence[float], folds: Sequence[int], allreduce_s: Sequence[float] | None = None,
-                   hidden: Sequence[float] | None = None, constrain: bool = False) -> HeldOut:
+def held_out_split(
+    link: LinkFit,
+    message_bytes: float,
+    one_s: Sequence[float],
+    whole_s: Sequence[float],
+    shard_s: Sequence[float],
+    folds: Sequence[int],
+    allreduce_s: Sequence[float] | None = None,
+    hidden: Sequence[float] | None = None,
+    constrain: bool = False,
+) -> HeldOut:
     """Predict every point's ``T2`` from calibrations that never saw that point.
 
     For each fold ``f``, :func:`lib.measure.fit.fit_efficiency` fits
@@ -295,8 +339,10 @@ def held_out_split(link: LinkFit, message_bytes: float, one_s: Sequence[float], 
     log_h = None if timed is None else np.log(_increasing(hidden, minimum=1))
     sizes = [one.size, whole.size, shard.size, fold.size] + ([] if timed is None else [timed.size, log_h.size])
     if len(set(sizes)) != 1:
-        raise ValueError("one_s, whole_s, shard_s, folds (and allreduce_s, hidden) must have the same length, "
-                         f"got {', '.join(str(n) for n in sizes)}")
+        raise ValueError(
+            "one_s, whole_s, shard_s, folds (and allreduce_s, hidden) must have the same length, "
+            f"got {', '.join(str(n) for n in sizes)}"
+        )
     if not np.array_equal(np.unique(fold), np.arange(fold.max() + 1)):
         raise ValueError(f"folds must number the folds 0, 1, ... with none empty, got {fold.tolist()}")
     transfer = float(link.transfer_bytes(message_bytes)) / link.bus_bandwidth
@@ -323,9 +369,16 @@ class Extrapolated:
     fit: EfficiencyFit
 
 
-def extrapolated_split(link: LinkFit, message_bytes: float, one_s: Sequence[float], whole_s: Sequence[float],
-                       shard_s: Sequence[float], cheap_s: float = CHEAP_S, constrain: bool = False,
-                       calibrated: Sequence[bool] | None = None) -> Extrapolated:
+def extrapolated_split(
+    link: LinkFit,
+    message_bytes: float,
+    one_s: Sequence[float],
+    whole_s: Sequence[float],
+    shard_s: Sequence[float],
+    cheap_s: float = CHEAP_S,
+    constrain: bool = False,
+    calibrated: Sequence[bool] | None = None,
+) -> Extrapolated:
     """Predict ``T2`` at every size from the efficiency model of the cheap sizes only, with the link ``l + V / B``.
 
     A reader who owns one device can time small shards cheaply; the sizes
@@ -355,14 +408,17 @@ def extrapolated_split(link: LinkFit, message_bytes: float, one_s: Sequence[floa
     shard = _checks.positive("shard_s", shard_s).ravel()
     limit = float(_checks.positive("cheap_s", cheap_s))
     if not one.size == whole.size == shard.size:
-        raise ValueError(f"one_s, whole_s and shard_s must have the same length, got {one.size}, {whole.size} "
-                         f"and {shard.size}")
+        raise ValueError(
+            f"one_s, whole_s and shard_s must have the same length, got {one.size}, {whole.size} and {shard.size}"
+        )
     cheap = whole < limit if calibrated is None else np.asarray(calibrated, dtype=bool).ravel()
     if cheap.size != one.size:
         raise ValueError(f"calibrated must have one entry per point ({one.size}), got {cheap.size}")
     if cheap.sum() < 2:
-        raise ValueError(f"cheap_s must leave at least 2 calibration points (one-rank time below {limit:g} s), "
-                         f"got {int(cheap.sum())}")
+        raise ValueError(
+            f"cheap_s must leave at least 2 calibration points (one-rank time below {limit:g} s), "
+            f"got {int(cheap.sum())}"
+        )
     fit = fit_efficiency(whole[cheap], shard[cheap], link.devices, constrain)
     split = np.atleast_1d(predict_split(link, message_bytes, one, fit.efficiency(one)).split_time)
     return Extrapolated(split_s=split, calibrated=cheap, fit=fit)

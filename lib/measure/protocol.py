@@ -43,8 +43,9 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -107,20 +108,56 @@ def _sweep(low: int, high: int) -> tuple[int, ...]:
 #: Every plan has at least four hidden sizes, two per fold of the held-out
 #: prediction.
 PLANS = {
-    "full": Plan(name="full", hidden=_sweep(64, 65536),
-                 link_sizes=tuple(int(4**i * KB) for i in range(9)), budget_s=0.8, min_reps=32,
-                 max_reps=400, matched_reps=400, point_budget_s=4.0, passes=4),
-    "quick": Plan(name="quick", hidden=(64, 256, 1024, 2048, 4096, 8192, 16384, 32768),
-                  link_sizes=tuple(int(4**i * KB) for i in range(7)), budget_s=0.3, min_reps=15,
-                  max_reps=210, matched_reps=200, point_budget_s=2.0, passes=3),
-    "tiny": Plan(name="tiny", hidden=(128, 512, 2048, 8192), link_sizes=(int(4 * KB), int(1 * MB), int(8 * MB)),
-                 budget_s=0.08, warmup=2, min_reps=5, max_reps=40, matched_reps=40, point_budget_s=0.5),
+    "full": Plan(
+        name="full",
+        hidden=_sweep(64, 65536),
+        link_sizes=tuple(int(4**i * KB) for i in range(9)),
+        budget_s=0.8,
+        min_reps=32,
+        max_reps=400,
+        matched_reps=400,
+        point_budget_s=4.0,
+        passes=4,
+    ),
+    "quick": Plan(
+        name="quick",
+        hidden=(64, 256, 1024, 2048, 4096, 8192, 16384, 32768),
+        link_sizes=tuple(int(4**i * KB) for i in range(7)),
+        budget_s=0.3,
+        min_reps=15,
+        max_reps=210,
+        matched_reps=200,
+        point_budget_s=2.0,
+        passes=3,
+    ),
+    "tiny": Plan(
+        name="tiny",
+        hidden=(128, 512, 2048, 8192),
+        link_sizes=(int(4 * KB), int(1 * MB), int(8 * MB)),
+        budget_s=0.08,
+        warmup=2,
+        min_reps=5,
+        max_reps=40,
+        matched_reps=40,
+        point_budget_s=0.5,
+    ),
 }
 
 
 #: ``lscpu`` fields kept in a run's ``topology``: how the cores a run uses are laid out and shared.
-TOPOLOGY_FIELDS = ("Model name", "Socket(s)", "Core(s) per socket", "Thread(s) per core", "NUMA node(s)",
-                   "L1d cache", "L2 cache", "L3 cache", "CPU max MHz", "Hypervisor vendor", "Virtualization type")
+TOPOLOGY_FIELDS = (
+    "Model name",
+    "Socket(s)",
+    "Core(s) per socket",
+    "Thread(s) per core",
+    "NUMA node(s)",
+    "L1d cache",
+    "L2 cache",
+    "L3 cache",
+    "CPU max MHz",
+    "Hypervisor vendor",
+    "Virtualization type",
+)
 
 
 def cpu_topology() -> dict[str, str]:
@@ -167,8 +204,9 @@ def machine_description(backend: str, devices: int, threads: int) -> dict[str, A
         cpu = names[0] if names else cpu
     except OSError:
         pass
-    gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] \
-        if torch.cuda.is_available() else []
+    gpus = (
+        [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    )
     return {
         "cpu": cpu,
         "cores": os.cpu_count(),
@@ -216,15 +254,19 @@ class _Timer:
     def _reps(self, probe: float, budget_s: float) -> int:
         """Rounds for one pass: the pass's share of the budget, within its share of the bounds."""
         share = self.plan.passes
-        return int(np.clip(budget_s / share / max(probe, 1e-7), -(-self.plan.min_reps // share),
-                           -(-self.plan.max_reps // share)))
+        return int(
+            np.clip(
+                budget_s / share / max(probe, 1e-7), -(-self.plan.min_reps // share), -(-self.plan.max_reps // share)
+            )
+        )
 
     def together(self, fn: Callable[[], Any], reps: int | None = None) -> np.ndarray:
         """Every rank runs ``fn``; seconds per repetition, slowest rank included."""
         return self.interleaved([("fn", "together", fn)], self.plan.budget_s, reps)["fn"]
 
-    def interleaved(self, steps: list[tuple[str, str, Callable[[], Any]]], budget_s: float,
-                    rounds: int | None = None) -> dict[str, np.ndarray]:
+    def interleaved(
+        self, steps: list[tuple[str, str, Callable[[], Any]]], budget_s: float, rounds: int | None = None
+    ) -> dict[str, np.ndarray]:
         """Rounds of single repetitions of every step, in rotating order.
 
         ``steps`` holds ``(name, mode, fn)`` with mode ``"alone"`` (rank 0
@@ -313,13 +355,17 @@ def measure(ctx: Any, plan: Plan) -> dict[str, Any] | None:
     timer = _Timer(ctx, plan)
     k = ctx.world
     message = mlp.message_bytes(plan.batch, plan.width)
-    ctx.log(f"{k} ranks, backend {ctx.backend}, {torch.get_num_threads()} thread(s) per rank, "
-            f"plan {plan.name}: batch {plan.batch}, width {plan.width}, float32, {plan.passes} pass(es)")
+    ctx.log(
+        f"{k} ranks, backend {ctx.backend}, {torch.get_num_threads()} thread(s) per rank, "
+        f"plan {plan.name}: batch {plan.batch}, width {plan.width}, float32, {plan.passes} pass(es)"
+    )
     buffer = torch.zeros(plan.batch * plan.width, dtype=torch.float32, device=ctx.device)
     matched_times = timer.together(lambda: dist.all_reduce(buffer), reps=plan.matched_reps)
     matched = summarize(matched_times)
-    ctx.log(f"link   all-reduce {_size(message):>8} (the MLP's message): {_ms(matched)}, "
-            f"p90 {matched['p90'] / ms:.3f} ms, {matched['n']} reps")
+    ctx.log(
+        f"link   all-reduce {_size(message):>8} (the MLP's message): {_ms(matched)}, "
+        f"p90 {matched['p90'] / ms:.3f} ms, {matched['n']} reps"
+    )
 
     link_times: dict[int, list[np.ndarray]] = {size: [] for size in plan.link_sizes}
     point_times: dict[int, list[dict[str, np.ndarray]]] = {hidden: [] for hidden in plan.hidden}
@@ -329,7 +375,7 @@ def measure(ctx: Any, plan: Plan) -> dict[str, Any] | None:
         began = time.monotonic()
         for size in plan.link_sizes:
             link_buffer = torch.zeros(max(1, size // 4), dtype=torch.float32, device=ctx.device)
-            link_times[size].append(timer.together(lambda: dist.all_reduce(link_buffer)))
+            link_times[size].append(timer.together(lambda: dist.all_reduce(link_buffer)))  # noqa: B023 (called here)
         for hidden in plan.hidden if number % 2 == 0 else plan.hidden[::-1]:
             before = snapshot()
             times, error = _point(ctx, timer, plan, hidden, buffer, check=number == 0)
@@ -349,24 +395,37 @@ def measure(ctx: Any, plan: Plan) -> dict[str, Any] | None:
     for hidden, parts in point_times.items():
         times = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
         load = combine_loads(loads[hidden]) if ctx.rank == 0 else None
-        point = {"hidden": int(hidden), **{name: summarize(value) for name, value in times.items()},
-                 "max_abs_error": errors[hidden], "load": load,
-                 "samples_s": {name: _kept(value) for name, value in times.items()}}
+        point = {
+            "hidden": int(hidden),
+            **{name: summarize(value) for name, value in times.items()},
+            "max_abs_error": errors[hidden],
+            "load": load,
+            "samples_s": {name: _kept(value) for name, value in times.items()},
+        }
         points.append(point)
-        ctx.log(f"hidden {hidden:>6}: T1 {_ms(point['one'])}, T2 {_ms(point['split'])}, "
-                f"eta {efficiency(point['whole_calib']['median'], point['shard_calib']['median'], k):.2f}, "
-                f"max |split - whole| {point['max_abs_error']:.1e}{_others(load)}")
+        ctx.log(
+            f"hidden {hidden:>6}: T1 {_ms(point['one'])}, T2 {_ms(point['split'])}, "
+            f"eta {efficiency(point['whole_calib']['median'], point['shard_calib']['median'], k):.2f}, "
+            f"max |split - whole| {point['max_abs_error']:.1e}{_others(load)}"
+        )
     load = _load(ctx, start)
     if ctx.rank != 0:
         return None
-    return {"plan": plan.as_dict(), "devices": k, "clock": "shared" if timer.shared_clock else "per-rank",
-            "message_bytes": message, "link": link, "load": load,
-            "matched": {"message_bytes": message, **_seconds(matched), "samples_s": _kept(matched_times)},
-            "points": points}
+    return {
+        "plan": plan.as_dict(),
+        "devices": k,
+        "clock": "shared" if timer.shared_clock else "per-rank",
+        "message_bytes": message,
+        "link": link,
+        "load": load,
+        "matched": {"message_bytes": message, **_seconds(matched), "samples_s": _kept(matched_times)},
+        "points": points,
+    }
 
 
-def _point(ctx: Any, timer: _Timer, plan: Plan, hidden: int, buffer: Any,
-           check: bool) -> tuple[dict[str, np.ndarray], float | None]:
+def _point(
+    ctx: Any, timer: _Timer, plan: Plan, hidden: int, buffer: Any, check: bool
+) -> tuple[dict[str, np.ndarray], float | None]:
     """One pass over one hidden size: its interleaved rounds, and (if ``check``) the split's max abs error."""
     import torch
     import torch.distributed as dist
@@ -381,16 +440,20 @@ def _point(ctx: Any, timer: _Timer, plan: Plan, hidden: int, buffer: Any,
         dist.all_reduce(partial)
         return partial
 
-    times = timer.interleaved([
-        ("whole_calib", "alone", lambda: mlp.whole_forward(x, a, b)),
-        ("shard_calib", "together", lambda: mlp.shard_forward(x, a_k, b_k)),
-        ("allreduce", "together", lambda: dist.all_reduce(buffer)),
-        ("one", "alone", lambda: mlp.whole_forward(x, a, b)),
-        ("split", "together", split),
-    ], plan.point_budget_s)
+    times = timer.interleaved(
+        [
+            ("whole_calib", "alone", lambda: mlp.whole_forward(x, a, b)),
+            ("shard_calib", "together", lambda: mlp.shard_forward(x, a_k, b_k)),
+            ("allreduce", "together", lambda: dist.all_reduce(buffer)),
+            ("one", "alone", lambda: mlp.whole_forward(x, a, b)),
+            ("split", "together", split),
+        ],
+        plan.point_budget_s,
+    )
     if not check:
         return times, None
-    worst = torch.tensor([float((split() - mlp.whole_forward(x, a, b)).abs().max())], dtype=torch.float64,
-                         device=ctx.device)
+    worst = torch.tensor(
+        [float((split() - mlp.whole_forward(x, a, b)).abs().max())], dtype=torch.float64, device=ctx.device
+    )
     dist.all_reduce(worst, op=dist.ReduceOp.MAX)
     return times, float(worst.item())

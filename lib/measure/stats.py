@@ -20,16 +20,26 @@ by resampling the repetitions with replacement (the bootstrap) and
 
 from __future__ import annotations
 
-from typing import Any, Sequence
-
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from lib import _checks
 
-__all__ = ["summarize", "relative_error", "median_abs_error", "median_abs_relative_error", "bootstrap_medians",
-           "percentile_interval", "median_interval", "LEVEL", "RESAMPLES", "SEED"]
+__all__ = [
+    "summarize",
+    "relative_error",
+    "median_abs_error",
+    "median_abs_relative_error",
+    "bootstrap_medians",
+    "percentile_interval",
+    "median_interval",
+    "LEVEL",
+    "RESAMPLES",
+    "SEED",
+]
 
 #: Resamples, seed and level of every bootstrap interval in chapter 10 (measure it).
 RESAMPLES, SEED, LEVEL = 1000, 0, 0.95
@@ -114,8 +124,9 @@ def median_abs_relative_error(predicted: Any, measured: Any) -> float:
     return median_abs_error(relative_error(predicted, measured))
 
 
-def bootstrap_medians(samples: Sequence[float] | np.ndarray, resamples: int = RESAMPLES,
-                      seed: int | np.random.Generator = SEED) -> np.ndarray:
+def bootstrap_medians(
+    samples: Sequence[float] | np.ndarray, resamples: int = RESAMPLES, seed: int | np.random.Generator = SEED
+) -> np.ndarray:
     """Medians of ``resamples`` bootstrap resamples of ``samples``, drawn with a seeded generator.
 
     ``samples`` holds one value per repetition. A 2-D array holds several
@@ -180,8 +191,12 @@ def percentile_interval(values: Sequence[float] | np.ndarray, level: float = LEV
     return float(ordered[min(low, high)]), float(ordered[high])
 
 
-def median_interval(samples: Sequence[float] | np.ndarray, level: float = LEVEL, resamples: int = RESAMPLES,
-                    seed: int | np.random.Generator = SEED) -> tuple[float, float]:
+def median_interval(
+    samples: Sequence[float] | np.ndarray,
+    level: float = LEVEL,
+    resamples: int = RESAMPLES,
+    seed: int | np.random.Generator = SEED,
+) -> tuple[float, float]:
     """A seeded bootstrap ``level`` confidence interval for the median of ``samples``.
 
     >>> median_interval([5.0] * 7)

@@ -33,16 +33,16 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from lib import _checks
 from lib.measure.fit import fit_link
 from lib.measure.model import beyond_calibration, break_even_hidden, extrapolated_split, held_out_split
-from lib.measure.stats import (LEVEL, RESAMPLES, SEED, bootstrap_medians, median_abs_relative_error,
-                               percentile_interval)
+from lib.measure.stats import LEVEL, RESAMPLES, SEED, bootstrap_medians, median_abs_relative_error, percentile_interval
 
 __all__ = ["POINT_STEPS", "Replicates", "bootstrap_run", "interval", "json_interval"]
 
@@ -85,10 +85,19 @@ def _finite_or_inf(value: float | None) -> float:
     return math.inf if value is None else float(value)
 
 
-def bootstrap_run(hidden: Sequence[float], link_sizes: Sequence[float], link_samples: Sequence[Sequence[float]],
-                  point_samples: Sequence[np.ndarray], devices: int, message_bytes: float, folds: Sequence[int],
-                  long: Sequence[bool], calibrated: Sequence[bool], resamples: int = RESAMPLES,
-                  seed: int = SEED) -> Replicates:
+def bootstrap_run(
+    hidden: Sequence[float],
+    link_sizes: Sequence[float],
+    link_samples: Sequence[Sequence[float]],
+    point_samples: Sequence[np.ndarray],
+    devices: int,
+    message_bytes: float,
+    folds: Sequence[int],
+    long: Sequence[bool],
+    calibrated: Sequence[bool],
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> Replicates:
     """Redo the analysis on ``resamples`` seeded bootstrap resamples of a run's repetitions.
 
     Parameters
@@ -137,15 +146,19 @@ def bootstrap_run(hidden: Sequence[float], link_sizes: Sequence[float], link_sam
     chosen = np.asarray(long, dtype=bool)
     count = _checks.scalar_count("resamples", resamples, minimum=1)
     if not len(point_samples) == h.size == chosen.size == len(folds) == len(calibrated):
-        raise ValueError("hidden, point_samples, folds, long and calibrated must have the same length, got "
-                         f"{h.size}, {len(point_samples)}, {len(folds)}, {chosen.size} and {len(calibrated)}")
+        raise ValueError(
+            "hidden, point_samples, folds, long and calibrated must have the same length, got "
+            f"{h.size}, {len(point_samples)}, {len(folds)}, {chosen.size} and {len(calibrated)}"
+        )
     far = beyond_calibration(chosen, calibrated)
     rng = np.random.default_rng(seed)
     link = np.stack([bootstrap_medians(row, count, rng) for row in link_samples])  # (sizes, resamples)
-    medians = np.stack([bootstrap_medians(np.asarray(rows, dtype=float), count, rng)
-                        for rows in point_samples])  # (points, steps, resamples)
-    one, split, whole, shard, allreduce = (medians[:, POINT_STEPS.index(step), :].T
-                                           for step in ("one", "split", "whole_calib", "shard_calib", "allreduce"))
+    medians = np.stack(
+        [bootstrap_medians(np.asarray(rows, dtype=float), count, rng) for rows in point_samples]
+    )  # (points, steps, resamples)
+    one, split, whole, shard, allreduce = (
+        medians[:, POINT_STEPS.index(step), :].T for step in ("one", "split", "whole_calib", "shard_calib", "allreduce")
+    )
     held = np.empty_like(one)
     measured_be = np.empty(count)
     held_be, stated_be = np.empty(count), np.empty(count)
@@ -165,12 +178,22 @@ def bootstrap_run(hidden: Sequence[float], link_sizes: Sequence[float], link_sam
             error[r] = median_abs_relative_error(held[r, chosen], split[r, chosen])
             error_link[r] = median_abs_relative_error(stated[chosen], split[r, chosen])
         if far.any():
-            extrapolated = extrapolated_split(fit, message_bytes, one[r], whole[r], shard[r], constrain=True,
-                                              calibrated=calibrated).split_s
+            extrapolated = extrapolated_split(
+                fit, message_bytes, one[r], whole[r], shard[r], constrain=True, calibrated=calibrated
+            ).split_s
             error_far[r] = median_abs_relative_error(extrapolated[far], split[r, far])
-    return Replicates(one=one, split=split, held_out=held, break_even_measured=measured_be,
-                      break_even_held_out=held_be, break_even_held_out_link=stated_be, error_held_out=error,
-                      error_held_out_link=error_link, error_extrapolated=error_far, unphysical=unphysical)
+    return Replicates(
+        one=one,
+        split=split,
+        held_out=held,
+        break_even_measured=measured_be,
+        break_even_held_out=held_be,
+        break_even_held_out_link=stated_be,
+        error_held_out=error,
+        error_held_out_link=error_link,
+        error_extrapolated=error_far,
+        unphysical=unphysical,
+    )
 
 
 def interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float] | None:

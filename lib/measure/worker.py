@@ -25,7 +25,8 @@ import os
 import signal
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["TASKS", "run_protocol", "run_check", "main"]
 
@@ -49,14 +50,28 @@ def run_check(ctx: Any, config: dict[str, Any], threads: int) -> dict[str, Any] 
 
     from lib.measure import mlp
 
-    x, a, b = mlp.make_layer(config.get("batch", 4), config.get("width", 16), config.get("hidden", 32),
-                             seed=config.get("seed", 0), device=ctx.device)
+    x, a, b = mlp.make_layer(
+        config.get("batch", 4),
+        config.get("width", 16),
+        config.get("hidden", 32),
+        seed=config.get("seed", 0),
+        device=ctx.device,
+    )
     partial = mlp.shard_forward(x, *mlp.shard(a, b, ctx.rank, ctx.world))
     dist.all_reduce(partial)
     whole = mlp.whole_forward(x, a, b)
     error = float((partial - whole).abs().max())
-    return {"max_abs_error": error, "devices": ctx.world, "backend": ctx.backend,
-            "shape": list(partial.shape), "pid": os.getpid()} if ctx.rank == 0 else None
+    return (
+        {
+            "max_abs_error": error,
+            "devices": ctx.world,
+            "backend": ctx.backend,
+            "shape": list(partial.shape),
+            "pid": os.getpid(),
+        }
+        if ctx.rank == 0
+        else None
+    )
 
 
 TASKS: dict[str, Callable[[Any, dict[str, Any], int], dict[str, Any] | None]] = {

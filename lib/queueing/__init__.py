@@ -15,16 +15,41 @@ Introduced in chapter 9 (choosing a split). One module per topic, all re-exporte
 True
 """
 
-from lib.queueing.batching import (BatchingEstimate, BatchingResult, batching_estimate, simulate_batching,
-                                   throughput_limit)
+from lib.queueing.batching import (
+    BatchingEstimate,
+    BatchingResult,
+    batching_estimate,
+    simulate_batching,
+    throughput_limit,
+)
 from lib.queueing.chunked import ChunkedResult, simulate_chunked
 from lib.queueing.fcfs import QueueResult, Requests, poisson_arrivals, poisson_requests, serve
-from lib.queueing.theory import (bisect, erlang_c, mean_response_crossover, mmc_mean_response, mmc_response_quantile,
-                                 mmc_response_survival)
+from lib.queueing.theory import (
+    bisect,
+    erlang_c,
+    mean_response_crossover,
+    mmc_mean_response,
+    mmc_response_quantile,
+    mmc_response_survival,
+)
 
 __all__ = [
-    "Requests", "poisson_arrivals", "poisson_requests", "QueueResult", "serve",
-    "bisect", "erlang_c", "mmc_mean_response", "mmc_response_survival", "mmc_response_quantile",
+    "Requests",
+    "poisson_arrivals",
+    "poisson_requests",
+    "QueueResult",
+    "serve",
+    "bisect",
+    "erlang_c",
+    "mmc_mean_response",
+    "mmc_response_survival",
+    "mmc_response_quantile",
     "mean_response_crossover",
-    "ChunkedResult", "simulate_chunked", "BatchingResult", "simulate_batching", "BatchingEstimate", "batching_estimate", "throughput_limit",
+    "ChunkedResult",
+    "simulate_chunked",
+    "BatchingResult",
+    "simulate_batching",
+    "BatchingEstimate",
+    "batching_estimate",
+    "throughput_limit",
 ]

@@ -45,8 +45,12 @@ from typing import Any
 import numpy as np
 
 from lib import _checks
-from lib.queueing.fcfs import poisson_arrivals  # noqa: F401 (for the doctests)
-from lib.queueing.fcfs import _refuse, sorted_times, times_array
+from lib.queueing.fcfs import (
+    _refuse,
+    poisson_arrivals,  # noqa: F401 (for the doctests)
+    sorted_times,
+    times_array,
+)
 from lib.queueing.theory import bisect
 
 __all__ = ["BatchingResult", "simulate_batching", "BatchingEstimate", "batching_estimate", "throughput_limit"]
@@ -62,8 +66,9 @@ def _steps(step_times: Any, max_batch: int | None) -> tuple[np.ndarray, int]:
         return steps, int(steps.size)
     limit = _checks.scalar_count("max_batch", max_batch, minimum=1)
     if limit > steps.size:
-        raise ValueError(f"max_batch must be at most len(step_times) = {steps.size} (one time per batch size), "
-                         f"got {limit}")
+        raise ValueError(
+            f"max_batch must be at most len(step_times) = {steps.size} (one time per batch size), got {limit}"
+        )
     return steps, limit
 
 
@@ -139,8 +144,9 @@ class BatchingResult:
         return float(self.output_tokens.sum() / self.duration)
 
 
-def simulate_batching(arrivals: Any, output_tokens: Any, step_times: Any, prefill_time: float,
-                      max_batch: int | None = None) -> BatchingResult:
+def simulate_batching(
+    arrivals: Any, output_tokens: Any, step_times: Any, prefill_time: float, max_batch: int | None = None
+) -> BatchingResult:
     """Serve requests arriving at ``arrivals`` (s, sorted) on one continuous-batching server.
 
     Parameters
@@ -180,12 +186,12 @@ def simulate_batching(arrivals: Any, output_tokens: Any, step_times: Any, prefil
             waiting.append(i)
             i += 1
         if running == 0 and not waiting:
-            t = arrive_list[i]                      # idle until the next arrival
+            t = arrive_list[i]  # idle until the next arrival
             continue
         k = min(len(waiting), limit - running)
         if k:
             length = k * prefill
-            area += running * length                # sequences already decoding wait through the prefills
+            area += running * length  # sequences already decoding wait through the prefills
             batch = [waiting.popleft() for _ in range(k)]
             admitted[batch] = t
             t += length
@@ -205,8 +211,9 @@ def simulate_batching(arrivals: Any, output_tokens: Any, step_times: Any, prefil
                 finish[j] = t
                 running -= 1
                 done += 1
-    return BatchingResult(arrive, admitted, first, finish, tokens, limit, prefill_busy, decode_busy, step_no,
-                          batch_sum, area)
+    return BatchingResult(
+        arrive, admitted, first, finish, tokens, limit, prefill_busy, decode_busy, step_no, batch_sum, area
+    )
 
 
 def _step_curve(steps: np.ndarray, limit: int):
@@ -254,8 +261,9 @@ class BatchingEstimate:
         return np.isfinite(self.tpot)
 
 
-def batching_estimate(rate: Number, output_tokens: int, step_times: Any, prefill_time: float,
-                      max_batch: int | None = None) -> BatchingEstimate:
+def batching_estimate(
+    rate: Number, output_tokens: int, step_times: Any, prefill_time: float, max_batch: int | None = None
+) -> BatchingEstimate:
     """Mean sequences in decode ``N`` and time per output token at ``rate``, from the fixed point above.
 
     ``N`` is the smallest solution of
@@ -283,7 +291,7 @@ def batching_estimate(rate: Number, output_tokens: int, step_times: Any, prefill
         l_ = float(lam[index])
         if l_ >= cap:
             continue
-        gap = lambda x: float(x * (1 - l_ * prefill) - l_ * (out - 1) * step(x + 1))  # noqa: E731
+        gap = lambda x: float(x * (1 - l_ * prefill) - l_ * (out - 1) * step(x + 1))  # noqa: E731, B023
         above = whole * (1 - l_ * prefill) - l_ * (out - 1) * step(whole + 1) >= 0
         if not above.any():
             continue
@@ -291,5 +299,6 @@ def batching_estimate(rate: Number, output_tokens: int, step_times: Any, prefill
         n = bisect(gap, whole[first - 1], whole[first])
         running[index] = n
         tpot[index] = float(step(n + 1)) / (1 - l_ * prefill)
-    return BatchingEstimate(_checks.result(lam), _checks.result(running), _checks.result(tpot),
-                            _checks.result(lam * prefill), cap)
+    return BatchingEstimate(
+        _checks.result(lam), _checks.result(running), _checks.result(tpot), _checks.result(lam * prefill), cap
+    )

@@ -37,8 +37,9 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -100,9 +101,16 @@ class _Request:
         self.running = False
 
 
-def simulate_chunked(arrivals: Any, prompt_tokens: Any, output_tokens: Any,
-                     step_time: Callable[[int, int], float], token_budget: int, max_seqs: int,
-                     kv_tokens: float = math.inf, prefix_hit_rate: float = 0.0) -> ChunkedResult:
+def simulate_chunked(
+    arrivals: Any,
+    prompt_tokens: Any,
+    output_tokens: Any,
+    step_time: Callable[[int, int], float],
+    token_budget: int,
+    max_seqs: int,
+    kv_tokens: float = math.inf,
+    prefix_hit_rate: float = 0.0,
+) -> ChunkedResult:
     """Serve ``arrivals`` with vLLM V1's scheduler rules until every request has finished.
 
     Parameters
@@ -133,8 +141,12 @@ def simulate_chunked(arrivals: Any, prompt_tokens: Any, output_tokens: Any,
     if hit >= 1:
         raise ValueError(f"prefix_hit_rate must be in [0, 1), got {prefix_hit_rate!r}")
     need = prompts + outputs
-    _refuse("prompt_tokens", prompts.astype(float), need > capacity, f"small enough that prompt + output fits "
-            f"the KV cache of {capacity:g} tokens")
+    _refuse(
+        "prompt_tokens",
+        prompts.astype(float),
+        need > capacity,
+        f"small enough that prompt + output fits the KV cache of {capacity:g} tokens",
+    )
     cached = np.floor(hit * prompts).astype(np.int64)
     first = np.full(n, np.nan)
     finish = np.full(n, np.nan)
@@ -151,11 +163,11 @@ def simulate_chunked(arrivals: Any, prompt_tokens: Any, output_tokens: Any,
             clock = float(times[arrived])
             continue
         left, scheduled, was_preempted = budget, [], False
-        for request in list(running):                      # pass 1: the running requests, oldest first
+        for request in list(running):  # pass 1: the running requests, oldest first
             if not request.running:
                 continue
             tokens = min(request.to_compute, left) if request.to_compute else 1
-            while used + tokens > capacity:                 # no room: preempt the newest, recompute it later
+            while used + tokens > capacity:  # no room: preempt the newest, recompute it later
                 victim = running.pop()
                 used -= victim.kv
                 victim.to_compute = int(prompts[victim.index] - cached[victim.index]) + victim.generated
@@ -172,7 +184,7 @@ def simulate_chunked(arrivals: Any, prompt_tokens: Any, output_tokens: Any,
             left -= tokens
             if left == 0:
                 break
-        if not was_preempted:                              # pass 2: waiting prompts fill the budget left
+        if not was_preempted:  # pass 2: waiting prompts fill the budget left
             while left > 0 and waiting and len(running) < seqs:
                 request = waiting[0]
                 tokens = min(request.to_compute, left)
@@ -180,7 +192,7 @@ def simulate_chunked(arrivals: Any, prompt_tokens: Any, output_tokens: Any,
                     break
                 waiting.popleft()
                 if request.kv == 0:
-                    request.kv = int(cached[request.index])    # the prefix found in the cache
+                    request.kv = int(cached[request.index])  # the prefix found in the cache
                     used += request.kv
                 request.running = True
                 running.append(request)
@@ -188,7 +200,7 @@ def simulate_chunked(arrivals: Any, prompt_tokens: Any, output_tokens: Any,
                 request.kv += tokens
                 scheduled.append((request, tokens))
                 left -= tokens
-        if not scheduled:                                 # nothing fits until a new arrival changes things
+        if not scheduled:  # nothing fits until a new arrival changes things
             clock = float(times[arrived]) if arrived < n else clock
             continue
         decodes = sum(1 for request, tokens in scheduled if not request.to_compute)
@@ -202,7 +214,7 @@ def simulate_chunked(arrivals: Any, prompt_tokens: Any, output_tokens: Any,
             if request.to_compute:
                 request.to_compute -= tokens
                 if request.to_compute:
-                    continue                              # more chunks to go: no token yet
+                    continue  # more chunks to go: no token yet
             request.generated += 1
             if np.isnan(first[request.index]):
                 first[request.index] = clock
@@ -214,5 +226,6 @@ def simulate_chunked(arrivals: Any, prompt_tokens: Any, output_tokens: Any,
                 done += 1
         if finished:
             running = [request for request in running if request.running]
-    return ChunkedResult(times, first, finish, outputs, preempted, np.array(decodes_log), np.array(prefill_log),
-                         np.array(seconds_log))
+    return ChunkedResult(
+        times, first, finish, outputs, preempted, np.array(decodes_log), np.array(prefill_log), np.array(seconds_log)
+    )

@@ -28,14 +28,21 @@ service rate ``s mu``; two replicas are two servers with ``mu`` each.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from lib import _checks
 
-__all__ = ["bisect", "erlang_c", "mmc_mean_response", "mmc_response_survival", "mmc_response_quantile",
-           "mean_response_crossover"]
+__all__ = [
+    "bisect",
+    "erlang_c",
+    "mmc_mean_response",
+    "mmc_response_survival",
+    "mmc_response_quantile",
+    "mean_response_crossover",
+]
 
 Number = Any
 
@@ -178,7 +185,7 @@ def mmc_response_quantile(q: float, servers: int, rate: Number, service_rate: Nu
         if l_ >= c * m_:
             out[index] = math.inf
             continue
-        excess = lambda x: float(mmc_response_survival(x, c, l_, m_)) - (1 - p)  # noqa: E731
+        excess = lambda x: float(mmc_response_survival(x, c, l_, m_)) - (1 - p)  # noqa: E731, B023
         hi = 1 / m_
         while excess(hi) > 0:
             hi *= 2
@@ -207,6 +214,7 @@ def mean_response_crossover(speedup: float) -> float:
     """
     s = _checks.scalar("speedup", speedup, _checks.positive)
     if s >= 2:
-        raise ValueError(f"speedup must be below 2 (from 2 on the faster server wins the mean at every load), "
-                         f"got {speedup!r}")
+        raise ValueError(
+            f"speedup must be below 2 (from 2 on the faster server wins the mean at every load), got {speedup!r}"
+        )
     return max(0.0, 1.0 - math.sqrt(2.0 - s))

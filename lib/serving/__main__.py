@@ -63,17 +63,37 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rate", type=float, help="requests per second to size the cluster for")
     parser.add_argument("--max-devices", type=int, default=64, help="the most devices --rate may use")
     parser.add_argument("--frontier", action="store_true", help="sweep the batch and print the Pareto frontier")
-    parser.add_argument("--expert-parallel", choices=sorted(EXPERT_PARALLEL), default="all",
-                        help="a mixture of experts' layouts: tensor-parallel experts only (tp), whole experts (ep), "
-                             "both, or all (also attention run data-parallel)")
-    parser.add_argument("--expert-exchange", choices=EXPERT_EXCHANGES, default=EXPERT_EXCHANGES[0],
-                        help="how attention-data-parallel ranks exchange tokens with the experts")
-    parser.add_argument("--disaggregate", action="store_true",
-                        help="plan separate prefill and decode pools (needs --ttft-ms and --tpot-ms)")
-    parser.add_argument("--speculate", nargs=2, type=float, metavar=("ALPHA", "GAMMA"),
-                        help="speculative decoding: acceptance rate and draft tokens per step")
-    parser.add_argument("--draft-head-layers", type=float, default=1.0,
-                        help="the drafter as this many of the model's layers (an MTP or EAGLE head)")
+    parser.add_argument(
+        "--expert-parallel",
+        choices=sorted(EXPERT_PARALLEL),
+        default="all",
+        help="a mixture of experts' layouts: tensor-parallel experts only (tp), whole experts (ep), "
+        "both, or all (also attention run data-parallel)",
+    )
+    parser.add_argument(
+        "--expert-exchange",
+        choices=EXPERT_EXCHANGES,
+        default=EXPERT_EXCHANGES[0],
+        help="how attention-data-parallel ranks exchange tokens with the experts",
+    )
+    parser.add_argument(
+        "--disaggregate",
+        action="store_true",
+        help="plan separate prefill and decode pools (needs --ttft-ms and --tpot-ms)",
+    )
+    parser.add_argument(
+        "--speculate",
+        nargs=2,
+        type=float,
+        metavar=("ALPHA", "GAMMA"),
+        help="speculative decoding: acceptance rate and draft tokens per step",
+    )
+    parser.add_argument(
+        "--draft-head-layers",
+        type=float,
+        default=1.0,
+        help="the drafter as this many of the model's layers (an MTP or EAGLE head)",
+    )
     parser.add_argument("--draft-model", choices=sorted(PRESETS), help="the drafter as a small model instead")
     return parser
 
@@ -87,11 +107,20 @@ def main(argv: list[str] | None = None) -> None:
     config = read_hf_config(args.config, args.name) if args.config else PRESETS[args.model]
     model_id = args.name or config.hf_id or config.name
     print(f"{config.name}: {parameter_count(config) / 1e9:.2f} billion parameters")
-    engine = dict(weight_format=args.weight_format, kv_format=args.kv_format, allreduce=args.allreduce,
-                  expert_exchange=args.expert_exchange, cuda_graphs=not args.eager, max_num_seqs=args.max_num_seqs,
-                  max_num_batched_tokens=args.max_num_batched_tokens)
-    targets = dict(ttft_limit=None if args.ttft_ms is None else args.ttft_ms * ms,
-                   tpot_limit=None if args.tpot_ms is None else args.tpot_ms * ms, percentile=args.percentile / 100)
+    engine = dict(
+        weight_format=args.weight_format,
+        kv_format=args.kv_format,
+        allreduce=args.allreduce,
+        expert_exchange=args.expert_exchange,
+        cuda_graphs=not args.eager,
+        max_num_seqs=args.max_num_seqs,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+    )
+    targets = dict(
+        ttft_limit=None if args.ttft_ms is None else args.ttft_ms * ms,
+        tpot_limit=None if args.tpot_ms is None else args.tpot_ms * ms,
+        percentile=args.percentile / 100,
+    )
     resolved = configure(args.device, **engine)
     if args.rate is not None:
         _sizing(args, config, model_id, engine, targets, resolved)
@@ -104,16 +133,29 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _sizing(args, config, model_id: str, engine: dict, targets: dict, resolved) -> None:
-    plan_ = size(config, args.device, args.rate, args.prompt, args.output, max_devices=args.max_devices,
-                 prefix_hit_rate=args.prefix_hit_rate, expert_parallel=EXPERT_PARALLEL[args.expert_parallel],
-                 **targets, **engine)
+    plan_ = size(
+        config,
+        args.device,
+        args.rate,
+        args.prompt,
+        args.output,
+        max_devices=args.max_devices,
+        prefix_hit_rate=args.prefix_hit_rate,
+        expert_parallel=EXPERT_PARALLEL[args.expert_parallel],
+        **targets,
+        **engine,
+    )
     if plan_ is None:
-        print(f"No layout of at most {args.max_devices} x {DEVICES[args.device].name} carries {args.rate:g} "
-              "requests per second within the targets.")
+        print(
+            f"No layout of at most {args.max_devices} x {DEVICES[args.device].name} carries {args.rate:g} "
+            "requests per second within the targets."
+        )
         return
-    print(f"{args.rate:g} requests/s, prompt {args.prompt}, output {args.output}: {plan_.devices} x "
-          f"{DEVICES[args.device].name} as {plan_.layout.name} ({plan_.layout.dp} replicas of "
-          f"{plan_.replica.rate:.2f} requests/s each; binding: {plan_.replica.binding})")
+    print(
+        f"{args.rate:g} requests/s, prompt {args.prompt}, output {args.output}: {plan_.devices} x "
+        f"{DEVICES[args.device].name} as {plan_.layout.name} ({plan_.layout.dp} replicas of "
+        f"{plan_.replica.rate:.2f} requests/s each; binding: {plan_.replica.binding})"
+    )
     print(vllm_command(model_id, plan_.layout, resolved))
 
 
@@ -121,22 +163,38 @@ def _disaggregated(args, config, engine: dict, targets: dict) -> None:
     if targets["ttft_limit"] is None or targets["tpot_limit"] is None:
         raise SystemExit("--disaggregate needs both --ttft-ms and --tpot-ms: each pool is sized by its own target")
     ep = EXPERT_PARALLEL[args.expert_parallel]
-    pools = disaggregate(config, args.device, args.devices, args.prompt, args.output, expert_parallel=ep,
-                         **targets, **engine)
-    together = best_capacity(config, args.device, args.devices, args.prompt, args.output, expert_parallel=ep,
-                             prefix_hit_rate=args.prefix_hit_rate, **targets, **engine)
-    print(f"{args.devices} x {DEVICES[args.device].name}, prompt {args.prompt}, output {args.output}, "
-          f"TTFT {args.ttft_ms:g} ms and TPOT {args.tpot_ms:g} ms at p{args.percentile:g}")
+    pools = disaggregate(
+        config, args.device, args.devices, args.prompt, args.output, expert_parallel=ep, **targets, **engine
+    )
+    together = best_capacity(
+        config,
+        args.device,
+        args.devices,
+        args.prompt,
+        args.output,
+        expert_parallel=ep,
+        prefix_hit_rate=args.prefix_hit_rate,
+        **targets,
+        **engine,
+    )
+    print(
+        f"{args.devices} x {DEVICES[args.device].name}, prompt {args.prompt}, output {args.output}, "
+        f"TTFT {args.ttft_ms:g} ms and TPOT {args.tpot_ms:g} ms at p{args.percentile:g}"
+    )
     if together is None:
         print("colocated: no layout carries anything within the targets")
     else:
-        print(f"colocated:     {together.layout.name}: {together.capacity.rate:.2f} requests/s "
-              f"(binding: {together.capacity.binding})")
+        print(
+            f"colocated:     {together.layout.name}: {together.capacity.rate:.2f} requests/s "
+            f"(binding: {together.capacity.binding})"
+        )
     if pools is None:
         print("disaggregated: no pair of pools carries anything within the targets")
         return
-    print(f"disaggregated: {pools.name}: {pools.rate:.2f} requests/s (binding: {pools.binding}; KV transfer "
-          f"{pools.transfer.bytes / GB:.2f} GB in {pools.transfer.time / ms:.1f} ms over {pools.transfer.link})")
+    print(
+        f"disaggregated: {pools.name}: {pools.rate:.2f} requests/s (binding: {pools.binding}; KV transfer "
+        f"{pools.transfer.bytes / GB:.2f} GB in {pools.transfer.time / ms:.1f} ms over {pools.transfer.link})"
+    )
 
 
 def _speculation(args, config, cluster: Cluster, row, engine: dict) -> str:
@@ -144,42 +202,69 @@ def _speculation(args, config, cluster: Cluster, row, engine: dict) -> str:
     if gamma != int(gamma):
         raise SystemExit(f"--speculate GAMMA must be a whole number of draft tokens, got {gamma:g}")
     drafter = dict(draft=PRESETS[args.draft_model]) if args.draft_model else dict(head_layers=args.draft_head_layers)
-    step = speculative_step(config, cluster, row.layout, row.batch, mean_context(args.prompt, args.output),
-                            alpha, int(gamma), **drafter, **engine)
+    step = speculative_step(
+        config,
+        cluster,
+        row.layout,
+        row.batch,
+        mean_context(args.prompt, args.output),
+        alpha,
+        int(gamma),
+        **drafter,
+        **engine,
+    )
     return f" spec x{float(step.speedup):.2f}"
 
 
 def _frontier(args, config, engine: dict) -> None:
     _, front = frontier(config, args.device, args.devices, args.prompt, args.output, **engine)
-    print(f"{args.devices} x {DEVICES[args.device].name}, prompt {args.prompt}, output {args.output}: "
-          "the throughput-latency frontier")
+    print(
+        f"{args.devices} x {DEVICES[args.device].name}, prompt {args.prompt}, output {args.output}: "
+        "the throughput-latency frontier"
+    )
     print(f"{'layout':>18} {'batch':>6} {'tokens/s per user':>18} {'tokens/s per device':>20}")
     for point in front:
-        print(f"{point.name:>14} {point.batch:>6} {point.tokens_per_s_per_user:>18.1f} "
-              f"{point.tokens_per_s_per_device:>20.1f}")
+        print(
+            f"{point.name:>14} {point.batch:>6} {point.tokens_per_s_per_user:>18.1f} "
+            f"{point.tokens_per_s_per_device:>20.1f}"
+        )
 
 
 def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -> None:
-    rows = plan(config, args.device, args.devices, args.batch, args.prompt, args.output,
-                prefix_hit_rate=args.prefix_hit_rate, expert_parallel=EXPERT_PARALLEL[args.expert_parallel],
-                **targets, **engine)
+    rows = plan(
+        config,
+        args.device,
+        args.devices,
+        args.batch,
+        args.prompt,
+        args.output,
+        prefix_hit_rate=args.prefix_hit_rate,
+        expert_parallel=EXPERT_PARALLEL[args.expert_parallel],
+        **targets,
+        **engine,
+    )
     cluster = Cluster(args.device)
     chosen = best(rows)
     with_targets = rows and rows[0].capacity is not None
-    print(f"{args.devices} x {DEVICES[args.device].name}, batch {args.batch}, prompt {args.prompt}, output "
-          f"{args.output}, weights {args.weight_format}, KV cache {args.kv_format}")
+    print(
+        f"{args.devices} x {DEVICES[args.device].name}, batch {args.batch}, prompt {args.prompt}, output "
+        f"{args.output}, weights {args.weight_format}, KV cache {args.kv_format}"
+    )
     extra = f" {'req/s':>7} {'req/s/dev':>9}  binding" if with_targets else ""
-    print(f"{'layout':>18} {'fits':>5} {'GB/device':>10} {'max batch':>10} {'TTFT ms':>8} {'TPOT ms':>8} "
-          f"{'tok/s/dev':>10}{extra}  note")
+    print(
+        f"{'layout':>18} {'fits':>5} {'GB/device':>10} {'max batch':>10} {'TTFT ms':>8} {'TPOT ms':>8} "
+        f"{'tok/s/dev':>10}{extra}  note"
+    )
     for row in rows:
         mark = "  <- best" if row is chosen else ""
-        more = (f" {row.capacity:>7.2f} {row.requests_per_s_per_device:>9.3f}  {row.binding}"
-                if with_targets else "")
+        more = f" {row.capacity:>7.2f} {row.requests_per_s_per_device:>9.3f}  {row.binding}" if with_targets else ""
         if args.speculate and row.fits:
             more += _speculation(args, config, cluster, row, engine)
-        print(f"{row.name:>18} {'yes' if row.fits else 'no':>5} {row.memory_per_device / GB:>10.1f} "
-              f"{row.max_batch:>10} {row.ttft / ms:>8.1f} {row.tpot / ms:>8.2f} {row.tokens_per_s_per_device:>10.1f}"
-              f"{more}  {row.reason}{mark}")
+        print(
+            f"{row.name:>18} {'yes' if row.fits else 'no':>5} {row.memory_per_device / GB:>10.1f} "
+            f"{row.max_batch:>10} {row.ttft / ms:>8.1f} {row.tpot / ms:>8.2f} {row.tokens_per_s_per_device:>10.1f}"
+            f"{more}  {row.reason}{mark}"
+        )
     if chosen is not None:
         print(vllm_command(model_id, chosen.layout, resolved))
         if chosen.attention_dp and chosen.dp > 1:

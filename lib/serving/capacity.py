@@ -67,14 +67,22 @@ from lib.transformer import ModelConfig
 __all__ = ["BINDINGS", "Workload", "Load", "Capacity", "capacity", "replica_load"]
 
 #: What can limit a layout's capacity, in the words :attr:`Capacity.binding` uses (see :func:`capacity`).
-BINDINGS = ("weights memory", "KV memory", "sequences per replica", "prefill compute", "TTFT target",
-            "TPOT target", "decode bandwidth", "communication")
+BINDINGS = (
+    "weights memory",
+    "KV memory",
+    "sequences per replica",
+    "prefill compute",
+    "TTFT target",
+    "TPOT target",
+    "decode bandwidth",
+    "communication",
+)
 
-_GRID = 48          # batch sizes at which the step time is priced, between 1 and the replica's limit
-_DRAWS = 16         # stratified draws of each random part of a TTFT
-_TOGETHER = 8       # prompts a busy step is priced with at most (the one waited for and up to 7 others)
-_FIXED_POINT = 16   # iterations of the mean step's fixed point in _ttft
-_BISECTIONS = 26    # halvings of the rate interval in capacity()
+_GRID = 48  # batch sizes at which the step time is priced, between 1 and the replica's limit
+_DRAWS = 16  # stratified draws of each random part of a TTFT
+_TOGETHER = 8  # prompts a busy step is priced with at most (the one waited for and up to 7 others)
+_FIXED_POINT = 16  # iterations of the mean step's fixed point in _ttft
+_BISECTIONS = 26  # halvings of the rate interval in capacity()
 
 
 @dataclass(frozen=True)
@@ -99,10 +107,15 @@ class Workload:
     def __post_init__(self) -> None:
         prompts = np.atleast_1d(_checks.count("prompt_tokens", self.prompt_tokens, minimum=1)).astype(float)
         outputs = np.atleast_1d(_checks.count("output_tokens", self.output_tokens, minimum=1)).astype(float)
-        if prompts.ndim > 1 or outputs.ndim > 1 or (prompts.size > 1 and outputs.size > 1
-                                                    and prompts.size != outputs.size):
-            raise ValueError(f"prompt_tokens and output_tokens must be counts or samples of one length, got "
-                             f"shapes {prompts.shape} and {outputs.shape}")
+        if (
+            prompts.ndim > 1
+            or outputs.ndim > 1
+            or (prompts.size > 1 and outputs.size > 1 and prompts.size != outputs.size)
+        ):
+            raise ValueError(
+                f"prompt_tokens and output_tokens must be counts or samples of one length, got "
+                f"shapes {prompts.shape} and {outputs.shape}"
+            )
         hit = _checks.scalar("prefix_hit_rate", self.prefix_hit_rate, _checks.nonnegative)
         if hit >= 1:
             raise ValueError(f"prefix_hit_rate must be in [0, 1), got {self.prefix_hit_rate!r}")
@@ -173,16 +186,26 @@ class Capacity:
 class _Replica:
     """One replica's step time as a function of concurrency, priced once on a grid and interpolated."""
 
-    def __init__(self, config: ModelConfig, cluster: Cluster, layout: Layout, workload: Workload,
-                 engine: Engine, prefill: bool = True) -> None:
+    def __init__(
+        self,
+        config: ModelConfig,
+        cluster: Cluster,
+        layout: Layout,
+        workload: Workload,
+        engine: Engine,
+        prefill: bool = True,
+    ) -> None:
         self.config, self.cluster, self.layout, self.workload, self.engine = config, cluster, layout, workload, engine
         self.prefill = prefill
         o, new = workload.output, float(workload.new_tokens.mean())
-        per_request = (o - 1 + new) / o if prefill else 1.0   # tokens each running sequence asks of a step
+        per_request = (o - 1 + new) / o if prefill else 1.0  # tokens each running sequence asks of a step
         kv_tokens = kv_token_capacity(config, cluster.device, layout, engine)
         sequences, budget = engine.replica_limits(layout)
-        caps = {"KV memory": kv_tokens / workload.context, "sequences per replica": float(sequences),
-                "token budget": layout.pp * budget / per_request}
+        caps = {
+            "KV memory": kv_tokens / workload.context,
+            "sequences per replica": float(sequences),
+            "token budget": layout.pp * budget / per_request,
+        }
         self.limit = min(caps, key=caps.get)
         self.max_batch = caps[self.limit]
         self.fits = kv_tokens > 0
@@ -198,10 +221,25 @@ class _Replica:
         self.idle = np.asarray(loop_time(config, cluster, layout, decodes, workload.context, engine=engine))
         # A busy step computing k prompts at once (those that arrived while the step before ran), k = 1..K.
         self.together = np.arange(1, _TOGETHER + 1)
-        self.busy_k = np.stack([np.asarray(loop_time(config, cluster, layout, decodes, workload.context,
-                                                     np.minimum(self.room, k * new), attended,
-                                                     prompts=float(k), engine=engine))
-                                for k in self.together], axis=-1)
+        self.busy_k = np.stack(
+            [
+                np.asarray(
+                    loop_time(
+                        config,
+                        cluster,
+                        layout,
+                        decodes,
+                        workload.context,
+                        np.minimum(self.room, k * new),
+                        attended,
+                        prompts=float(k),
+                        engine=engine,
+                    )
+                )
+                for k in self.together
+            ],
+            axis=-1,
+        )
         self.busy = self.busy_k[:, 0]
 
     def step_at(self, batch: Any) -> DecodeStep:
@@ -209,8 +247,9 @@ class _Replica:
         requests, or without it in a decode pool (``prefill`` False)."""
         w = self.workload
         lengths = (int(round(w.prompt)), int(round(w.output))) if self.prefill else (None, None)
-        return decode_step(self.config, self.cluster, self.layout, batch, w.context, *lengths, w.prefix_hit_rate,
-                           engine=self.engine)
+        return decode_step(
+            self.config, self.cluster, self.layout, batch, w.context, *lengths, w.prefix_hit_rate, engine=self.engine
+        )
 
     def step_time(self, batch: Any) -> np.ndarray:
         """The step time at concurrency ``batch`` (linear between the priced batches, flat below one)."""
@@ -238,12 +277,12 @@ class _Replica:
         running = np.arange(0, top + 1, dtype=float)
         log_ratio = np.log(rate * o) + np.log(self.step_time(np.maximum(running[1:], 1.0))) - np.log(running[1:])
         log_pi = np.concatenate([[0.0], np.cumsum(log_ratio)])
-        ratio = rate * o * float(self.step_time(top)) / top           # of the queue past the limit
+        ratio = rate * o * float(self.step_time(top)) / top  # of the queue past the limit
         if ratio >= 1:
             return None
         weights = np.exp(log_pi - log_pi.max())
-        tail = weights[-1] * ratio / (1 - ratio)                     # mass of the queueing states
-        queued = weights[-1] * ratio / (1 - ratio) ** 2             # their mean queue length, unnormalised
+        tail = weights[-1] * ratio / (1 - ratio)  # mass of the queueing states
+        queued = weights[-1] * ratio / (1 - ratio) ** 2  # their mean queue length, unnormalised
         total = weights.sum() + tail
         weights = weights / total
         weights[-1] += tail / total
@@ -262,24 +301,33 @@ class _Replica:
         w = self.workload
         t = self.step_time(np.maximum(running, 1.0))
         batch = float(np.sum(weights * running))
-        tokens = weights * np.maximum(running, 1e-30) / t               # tokens per second in each state
+        tokens = weights * np.maximum(running, 1e-30) / t  # tokens per second in each state
         tpot = float(np.sum(tokens * t) / tokens.sum())
         tpot_q = _weighted_quantile(t, tokens, quantile)
-        if not self.prefill:                                      # a decode pool: the first token is not its
+        if not self.prefill:  # a decode pool: the first token is not its
             return Load(rate, batch, tpot, tpot_q, math.nan, math.nan, quantile, 0.0, None)
         room = np.interp(running, self.grid, self.room)
         idle, busy = (np.interp(running, self.grid, x) for x in (self.idle, self.busy))
         busy_k = np.stack([np.interp(running, self.grid, self.busy_k[:, k]) for k in range(_TOGETHER)], axis=-1)
-        service = busy[:, None] * w.new_tokens[None, :] / room[:, None]   # the prompt's share of busy steps
+        service = busy[:, None] * w.new_tokens[None, :] / room[:, None]  # the prompt's share of busy steps
         rho = float(np.sum(weights * rate * service.mean(axis=1)))
         if rho >= 1:
             return Load(rate, batch, tpot, tpot_q, math.inf, math.inf, quantile, rho, None)
         if not ttft:
             return Load(rate, batch, tpot, tpot_q, math.nan, math.nan, quantile, rho, None)
         ttft, draws, chance = _ttft(rate, rho, idle, busy_k, room, service, w.new_tokens, weights)
-        slot = queued / rate                                       # the wait for a free slot (Little)
-        return Load(rate, batch, tpot, tpot_q, ttft + slot, _weighted_quantile(draws, chance, quantile) + slot,
-                    quantile, rho, None)
+        slot = queued / rate  # the wait for a free slot (Little)
+        return Load(
+            rate,
+            batch,
+            tpot,
+            tpot_q,
+            ttft + slot,
+            _weighted_quantile(draws, chance, quantile) + slot,
+            quantile,
+            rho,
+            None,
+        )
 
 
 def _poisson(mean: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -291,8 +339,16 @@ def _poisson(mean: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return pmf
 
 
-def _ttft(rate: float, rho: float, idle: np.ndarray, busy_k: np.ndarray, room: np.ndarray, service: np.ndarray,
-          new_tokens: np.ndarray, weights: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+def _ttft(
+    rate: float,
+    rho: float,
+    idle: np.ndarray,
+    busy_k: np.ndarray,
+    room: np.ndarray,
+    service: np.ndarray,
+    new_tokens: np.ndarray,
+    weights: np.ndarray,
+) -> tuple[float, np.ndarray, np.ndarray]:
     """Mean TTFT and its distribution, ``(mean, draws, weights)``, over the states an arrival sees (PASTA).
 
     Prompts shorter than the budget's room are served like a gated queue:
@@ -308,23 +364,26 @@ def _ttft(rate: float, rho: float, idle: np.ndarray, busy_k: np.ndarray, room: n
     draws give the quantiles without a random number generator.
     """
     counts = np.arange(_TOGETHER + 1)
-    lengths = np.concatenate([idle[:, None], busy_k], axis=1)       # (states, N = 0..K)
+    lengths = np.concatenate([idle[:, None], busy_k], axis=1)  # (states, N = 0..K)
     mean = idle.copy()
-    for _ in range(_FIXED_POINT):                                   # m = E[len(N)], N ~ Poisson(lambda m)
+    for _ in range(_FIXED_POINT):  # m = E[len(N)], N ~ Poisson(lambda m)
         mean = np.sum(_poisson(rate * mean, counts) * lengths, axis=1)
-    current = _poisson(rate * mean, counts) * lengths                # length-biased choice of the step in progress
+    current = _poisson(rate * mean, counts) * lengths  # length-biased choice of the step in progress
     current = current / current.sum(axis=1, keepdims=True)
     u = (np.arange(_DRAWS) + 0.5) / _DRAWS
     next_step = np.sum(_poisson(rate * lengths, counts[:-1]) * lengths[:, None, 1:], axis=-1)  # (states, N)
-    gated = u[None, None, :] * lengths[:, :, None] + next_step[:, :, None]       # (states, N, u)
+    gated = u[None, None, :] * lengths[:, :, None] + next_step[:, :, None]  # (states, N, u)
     gated_chance = np.broadcast_to(weights[:, None, None] * current[:, :, None] / _DRAWS, gated.shape)
     wait = rate * np.mean(service**2, axis=1) / (2 * (1 - rho))
-    queue = np.where(u[None, :] < 1 - rho, 0.0, -(wait[:, None] / max(rho, 1e-300))
-                     * np.log(np.maximum((1 - u[None, :]) / max(rho, 1e-300), 1e-300)))
+    queue = np.where(
+        u[None, :] < 1 - rho,
+        0.0,
+        -(wait[:, None] / max(rho, 1e-300)) * np.log(np.maximum((1 - u[None, :]) / max(rho, 1e-300), 1e-300)),
+    )
     n = float(new_tokens.mean())
-    filled = busy_k[:, :1] * (0.5 + n / room[:, None] + 0.5) + queue                 # (states, u)
+    filled = busy_k[:, :1] * (0.5 + n / room[:, None] + 0.5) + queue  # (states, u)
     filled_chance = np.broadcast_to(weights[:, None] / _DRAWS, filled.shape)
-    long_ = n >= room                                                              # (states,)
+    long_ = n >= room  # (states,)
     draws = np.concatenate([gated[~long_].ravel(), filled[long_].ravel()])
     chance = np.concatenate([gated_chance[~long_].ravel(), filled_chance[long_].ravel()])
     return float(np.sum(draws * chance) / np.sum(chance)), draws, chance
@@ -341,15 +400,15 @@ def _weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> flo
 def _meets(load: Load | None, ttft_limit: float | None, tpot_limit: float | None) -> bool:
     if load is None or load.ttft == math.inf:
         return False
-    return ((ttft_limit is None or load.ttft_quantile <= ttft_limit)
-            and (tpot_limit is None or load.tpot_quantile <= tpot_limit))
+    return (ttft_limit is None or load.ttft_quantile <= ttft_limit) and (
+        tpot_limit is None or load.tpot_quantile <= tpot_limit
+    )
 
 
 def _binding(replica: _Replica, beyond: Load | None, ttft_limit: float | None) -> str:
     """The word of :data:`BINDINGS` for what fails just above the capacity (``beyond``: the load past it)."""
-    if beyond is None:                                     # the concurrency limit is reached first
-        return {"KV memory": "KV memory", "token budget": "prefill compute"}.get(replica.limit,
-                                                                                "sequences per replica")
+    if beyond is None:  # the concurrency limit is reached first
+        return {"KV memory": "KV memory", "token budget": "prefill compute"}.get(replica.limit, "sequences per replica")
     if beyond.ttft == math.inf:
         return "prefill compute"
     if ttft_limit is not None and beyond.ttft_quantile > ttft_limit:
@@ -357,14 +416,24 @@ def _binding(replica: _Replica, beyond: Load | None, ttft_limit: float | None) -
     step = replica.step_at(max(1.0, beyond.batch))
     work = step.stage_works[int(np.argmax([float(t) for t in step.stage_times]))]
     memory = sum(float(op.time) for op in work.operators if float(op.memory_time) >= float(op.compute_time))
-    shares = {"decode bandwidth": memory, "communication": float(work.communication_time)
-              + float(step.hop_time) / replica.layout.pp, "TPOT target": float(work.compute_bound_time)
-              + float(work.fixed_time)}
+    shares = {
+        "decode bandwidth": memory,
+        "communication": float(work.communication_time) + float(step.hop_time) / replica.layout.pp,
+        "TPOT target": float(work.compute_bound_time) + float(work.fixed_time),
+    }
     return max(shares, key=shares.get)
 
 
-def replica_load(config: ModelConfig, cluster: Cluster, layout: Layout, rate: float, workload: Workload,
-                 quantile: float = 0.9, engine: Engine | None = None, **options: Any) -> Load | None:
+def replica_load(
+    config: ModelConfig,
+    cluster: Cluster,
+    layout: Layout,
+    rate: float,
+    workload: Workload,
+    quantile: float = 0.9,
+    engine: Engine | None = None,
+    **options: Any,
+) -> Load | None:
     """One replica of ``layout`` at ``rate`` requests per second (``None`` if it cannot carry them).
 
     >>> from lib.transformer import PRESETS
@@ -374,8 +443,9 @@ def replica_load(config: ModelConfig, cluster: Cluster, layout: Layout, rate: fl
     """
     check_layout(config, layout)
     eng = configure(cluster.device, engine, **options)
-    return _Replica(config, cluster, layout, workload, eng).load(_checks.scalar("rate", rate, _checks.positive),
-                                                                 _quantile(quantile))
+    return _Replica(config, cluster, layout, workload, eng).load(
+        _checks.scalar("rate", rate, _checks.positive), _quantile(quantile)
+    )
 
 
 def _quantile(value: float) -> float:
@@ -385,11 +455,25 @@ def _quantile(value: float) -> float:
     return q
 
 
-def capacity(config: ModelConfig, device: Device | str, layout: Layout, prompt_tokens: Any, output_tokens: Any, *,
-             ttft_limit: float | None = None, tpot_limit: float | None = None, percentile: float = 0.9,
-             prefix_hit_rate: float = 0.0, devices_per_node: int = 8, link: Link | str | None = None,
-             inter_link: Link | str | None = None, nics_per_node: int | None = None, engine: Engine | None = None,
-             prefill: bool = True, **options: Any) -> Capacity:
+def capacity(
+    config: ModelConfig,
+    device: Device | str,
+    layout: Layout,
+    prompt_tokens: Any,
+    output_tokens: Any,
+    *,
+    ttft_limit: float | None = None,
+    tpot_limit: float | None = None,
+    percentile: float = 0.9,
+    prefix_hit_rate: float = 0.0,
+    devices_per_node: int = 8,
+    link: Link | str | None = None,
+    inter_link: Link | str | None = None,
+    nics_per_node: int | None = None,
+    engine: Engine | None = None,
+    prefill: bool = True,
+    **options: Any,
+) -> Capacity:
     """The highest request rate ``layout`` sustains with TTFT and TPOT at ``percentile`` within their limits.
 
     ``prompt_tokens`` and ``output_tokens`` are lengths or samples of them
@@ -425,16 +509,20 @@ def capacity(config: ModelConfig, device: Device | str, layout: Layout, prompt_t
     replica = _Replica(config, cluster, layout, workload, eng, bool(prefill))
     if not replica.fits or replica.max_batch < 1:
         word = "weights memory" if not replica.fits else replica.limit
-        return Capacity(0.0, 0.0, word if word in BINDINGS else "sequences per replica", None, replica.max_batch,
-                        replica.limit)
+        return Capacity(
+            0.0, 0.0, word if word in BINDINGS else "sequences per replica", None, replica.max_batch, replica.limit
+        )
     highest = replica.highest_rate()
     idle = replica.load(highest * 1e-9, q, ttft_max is not None)
     if not _meets(idle, ttft_max, tpot_max):
-        word = "TTFT target" if (idle is not None and ttft_max is not None and idle.ttft_quantile > ttft_max) \
+        word = (
+            "TTFT target"
+            if (idle is not None and ttft_max is not None and idle.ttft_quantile > ttft_max)
             else "TPOT target"
+        )
         return Capacity(0.0, 0.0, word, idle, replica.max_batch, replica.limit)
-    lo, hi = 0.0, highest                               # the queue for a slot is unstable at ``highest``
-    if ttft_max is None and tpot_max is None:          # no target: the supremum of the stable rates
+    lo, hi = 0.0, highest  # the queue for a slot is unstable at ``highest``
+    if ttft_max is None and tpot_max is None:  # no target: the supremum of the stable rates
         lo = hi = highest
     need = ttft_max is not None
     for _ in range(0 if lo == hi else _BISECTIONS):

@@ -45,14 +45,29 @@ def vllm_command(model: str, layout: Layout, engine: Engine) -> str:
     if engine.max_num_seqs is None or engine.max_num_batched_tokens is None:
         raise ValueError("engine must be resolved for the device (Engine.resolved) to state its limits")
     tp, dp = (1, layout.tp) if layout.attention_dp else (layout.tp, layout.dp)
-    words = ["vllm", "serve", model, "--tensor-parallel-size", str(tp), "--pipeline-parallel-size",
-             str(layout.pp), "--data-parallel-size", str(dp)]
+    words = [
+        "vllm",
+        "serve",
+        model,
+        "--tensor-parallel-size",
+        str(tp),
+        "--pipeline-parallel-size",
+        str(layout.pp),
+        "--data-parallel-size",
+        str(dp),
+    ]
     if QUANTIZATION[engine.weight_format]:
         words += ["--quantization", QUANTIZATION[engine.weight_format]]
-    words += ["--kv-cache-dtype", "fp8" if engine.kv_format == "fp8" else "auto",
-              "--max-num-seqs", str(engine.max_num_seqs),
-              "--max-num-batched-tokens", str(engine.max_num_batched_tokens),
-              "--gpu-memory-utilization", f"{engine.gpu_memory_utilization:g}"]
+    words += [
+        "--kv-cache-dtype",
+        "fp8" if engine.kv_format == "fp8" else "auto",
+        "--max-num-seqs",
+        str(engine.max_num_seqs),
+        "--max-num-batched-tokens",
+        str(engine.max_num_batched_tokens),
+        "--gpu-memory-utilization",
+        f"{engine.gpu_memory_utilization:g}",
+    ]
     if layout.expert_parallel:
         words.append("--enable-expert-parallel")
     if layout.attention_dp:

@@ -40,7 +40,6 @@ in the same servers (``same_node``).
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,8 +76,14 @@ class KVTransfer:
     time: float
 
 
-def kv_transfer(config: ModelConfig, prompt_tokens: float, prefill: Layout, cluster: Cluster,
-                kv_format: str = "bf16", same_node: bool = False) -> KVTransfer:
+def kv_transfer(
+    config: ModelConfig,
+    prompt_tokens: float,
+    prefill: Layout,
+    cluster: Cluster,
+    kv_format: str = "bf16",
+    same_node: bool = False,
+) -> KVTransfer:
     """The KV transfer of one prompt of ``prompt_tokens`` tokens computed on a replica of ``prefill``.
 
     Each of the replica's ``tp x pp`` devices sends its share. Across
@@ -102,7 +107,7 @@ def kv_transfer(config: ModelConfig, prompt_tokens: float, prefill: Layout, clus
     ports = 1.0 if same_node else cluster.nics_per_node / cluster.devices_per_node
     bandwidth = link.bandwidth * ports
     share = total / senders
-    time = float(send_time(share * link.bandwidth / bandwidth, link))    # the share at the port's fraction
+    time = float(send_time(share * link.bandwidth / bandwidth, link))  # the share at the port's fraction
     return KVTransfer(total, senders, link.name, bandwidth, time)
 
 
@@ -157,11 +162,24 @@ class Disaggregated:
         return f"prefill {self.prefill.name} + decode {self.decode.name}"
 
 
-def disaggregate(config: ModelConfig, device: Device | str, devices: int, prompt_tokens: Any, output_tokens: Any,
-                 *, ttft_limit: float | None = None, tpot_limit: float | None = None, percentile: float = 0.9,
-                 devices_per_node: int = 8, link: Link | str | None = None, inter_link: Link | str | None = None,
-                 nics_per_node: int | None = None, same_node: bool = False, expert_parallel: bool | str = False,
-                 **options: Any) -> Disaggregated | None:
+def disaggregate(
+    config: ModelConfig,
+    device: Device | str,
+    devices: int,
+    prompt_tokens: Any,
+    output_tokens: Any,
+    *,
+    ttft_limit: float | None = None,
+    tpot_limit: float | None = None,
+    percentile: float = 0.9,
+    devices_per_node: int = 8,
+    link: Link | str | None = None,
+    inter_link: Link | str | None = None,
+    nics_per_node: int | None = None,
+    same_node: bool = False,
+    expert_parallel: bool | str = False,
+    **options: Any,
+) -> Disaggregated | None:
     """The disaggregated plan of at most ``devices`` devices that carries the most requests per second.
 
     Every prefill shape is paired with every decode shape
@@ -176,15 +194,23 @@ def disaggregate(config: ModelConfig, device: Device | str, devices: int, prompt
     """
     n = _checks.scalar_count("devices", devices, minimum=2)
     cluster = Cluster(device, devices_per_node, link, inter_link, nics_per_node)
-    keywords = dict(percentile=percentile, devices_per_node=cluster.devices_per_node, link=cluster.link,
-                    inter_link=cluster.inter_link, nics_per_node=cluster.nics_per_node, **options)
+    keywords = dict(
+        percentile=percentile,
+        devices_per_node=cluster.devices_per_node,
+        link=cluster.link,
+        inter_link=cluster.inter_link,
+        nics_per_node=cluster.nics_per_node,
+        **options,
+    )
     ttft_max = None if ttft_limit is None else _checks.scalar("ttft_limit", ttft_limit, _checks.positive)
     tpot_max = None if tpot_limit is None else _checks.scalar("tpot_limit", tpot_limit, _checks.positive)
     kv_format = configure(cluster.device, **options).kv_format
     prompt = float(_checks.positive("prompt_tokens", prompt_tokens).mean())
     shapes = replica_shapes(config, n - 1, cluster.devices_per_node, expert_parallel)
-    decodes = {s: capacity(config, device, s, prompt_tokens, output_tokens, tpot_limit=tpot_max, prefill=False,
-                           **keywords) for s in shapes}
+    decodes = {
+        s: capacity(config, device, s, prompt_tokens, output_tokens, tpot_limit=tpot_max, prefill=False, **keywords)
+        for s in shapes
+    }
     prefills = {}
     for shape in shapes:
         transfer = kv_transfer(config, prompt, shape, cluster, kv_format, same_node)
@@ -201,16 +227,20 @@ def disaggregate(config: ModelConfig, device: Device | str, devices: int, prompt
     return found
 
 
-def _best_split(devices: int, p_shape: Layout, p_cap: Capacity, transfer: KVTransfer, d_shape: Layout,
-                d_cap: Capacity) -> Disaggregated | None:
+def _best_split(
+    devices: int, p_shape: Layout, p_cap: Capacity, transfer: KVTransfer, d_shape: Layout, d_cap: Capacity
+) -> Disaggregated | None:
     """The whole numbers of prefill and decode replicas of these shapes, within ``devices``, that carry most."""
     if p_cap.rate <= 0 or d_cap.rate <= 0:
         return None
     best = None
     for prefill_replicas in range(1, (devices - d_shape.devices) // p_shape.devices + 1):
         decode_replicas = (devices - prefill_replicas * p_shape.devices) // d_shape.devices
-        rates = {"prefill pool": prefill_replicas * p_cap.rate, "decode pool": decode_replicas * d_cap.rate,
-                 "KV transfer": prefill_replicas / transfer.time}
+        rates = {
+            "prefill pool": prefill_replicas * p_cap.rate,
+            "decode pool": decode_replicas * d_cap.rate,
+            "KV transfer": prefill_replicas / transfer.time,
+        }
         binding = min(rates, key=rates.get)
         if best is None or rates[binding] > best[0]:
             best = (rates[binding], binding, prefill_replicas, decode_replicas)
@@ -218,6 +248,13 @@ def _best_split(devices: int, p_shape: Layout, p_cap: Capacity, transfer: KVTran
         return None
     rate, binding, prefill_replicas, decode_replicas = best
     balanced, _ = balance(p_cap.rate_per_device, d_cap.rate_per_device, devices)
-    return Disaggregated(dataclasses.replace(p_shape, dp=prefill_replicas),
-                         dataclasses.replace(d_shape, dp=decode_replicas), p_cap, d_cap, transfer, rate, binding,
-                         balanced)
+    return Disaggregated(
+        dataclasses.replace(p_shape, dp=prefill_replicas),
+        dataclasses.replace(d_shape, dp=decode_replicas),
+        p_cap,
+        d_cap,
+        transfer,
+        rate,
+        binding,
+        balanced,
+    )

@@ -78,14 +78,29 @@ from typing import Any
 
 from lib import _checks
 from lib.collectives.engine import ALLREDUCE_CHOICES
-from lib.formats import compute_peak, kv_bytes, weight_format as lookup_format
-from lib.hardware import DEVICES, Device, device as lookup_device
+from lib.formats import compute_peak, kv_bytes
+from lib.formats import weight_format as lookup_format
+from lib.hardware import DEVICES, Device
+from lib.hardware import device as lookup_device
 from lib.units import B, GiB, ms, s, us
 
-__all__ = ["Engine", "configure", "EXPERT_EXCHANGES", "DISPATCH_BYTES", "STREAM_COPY_A100_40GB", "MEMORY_EFFICIENCY", "COMPUTE_EFFICIENCY",
-           "LAYER_OVERHEAD", "STEP_OVERHEAD",
-           "EAGER_LAYER_LAUNCH", "GPU_MEMORY_UTILIZATION", "NON_TORCH_BYTES", "CUDA_GRAPH_BYTES", "SCHEDULER_TIERS",
-           "scheduler_limits"]
+__all__ = [
+    "Engine",
+    "configure",
+    "EXPERT_EXCHANGES",
+    "DISPATCH_BYTES",
+    "STREAM_COPY_A100_40GB",
+    "MEMORY_EFFICIENCY",
+    "COMPUTE_EFFICIENCY",
+    "LAYER_OVERHEAD",
+    "STEP_OVERHEAD",
+    "EAGER_LAYER_LAUNCH",
+    "GPU_MEMORY_UTILIZATION",
+    "NON_TORCH_BYTES",
+    "CUDA_GRAPH_BYTES",
+    "SCHEDULER_TIERS",
+    "scheduler_limits",
+]
 
 #: How the ranks of an attention-data-parallel group exchange tokens with the experts (see the module notes).
 EXPERT_EXCHANGES = ("allgather_reducescatter", "deepep")
@@ -173,14 +188,16 @@ class Engine:
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, _checks.scalar_count(name, getattr(self, name), minimum=1))
 
-    def resolved(self, device: Device | str) -> "Engine":
+    def resolved(self, device: Device | str) -> Engine:
         """This engine with every ``None`` filled in for ``device``: the scheduler limits and the layer cost."""
         seqs, tokens = scheduler_limits(device)
         layer = LAYER_OVERHEAD + (0.0 if self.cuda_graphs else EAGER_LAYER_LAUNCH)
-        return replace(self, layer_overhead=layer if self.layer_overhead is None else self.layer_overhead,
-                       max_num_seqs=seqs if self.max_num_seqs is None else self.max_num_seqs,
-                       max_num_batched_tokens=tokens if self.max_num_batched_tokens is None
-                       else self.max_num_batched_tokens)
+        return replace(
+            self,
+            layer_overhead=layer if self.layer_overhead is None else self.layer_overhead,
+            max_num_seqs=seqs if self.max_num_seqs is None else self.max_num_seqs,
+            max_num_batched_tokens=tokens if self.max_num_batched_tokens is None else self.max_num_batched_tokens,
+        )
 
     def replica_limits(self, layout: Any) -> tuple[int, int]:
         """``(sequences, tokens per step)`` one replica of ``layout`` schedules at most.

@@ -19,7 +19,9 @@ import functools
 from dataclasses import dataclass
 
 from lib import _checks
-from lib.hardware import Link, device as lookup_device, link as lookup_link
+from lib.hardware import Link
+from lib.hardware import device as lookup_device
+from lib.hardware import link as lookup_link
 from lib.transformer import ModelConfig, check_tp_degree
 
 __all__ = ["Layout", "Cluster", "stage_layers", "check_layout", "layouts"]
@@ -96,13 +98,18 @@ class Cluster:
     def __post_init__(self) -> None:
         device = lookup_device(self.device)
         object.__setattr__(self, "device", device)
-        object.__setattr__(self, "devices_per_node",
-                           _checks.scalar_count("devices_per_node", self.devices_per_node, minimum=1))
+        object.__setattr__(
+            self, "devices_per_node", _checks.scalar_count("devices_per_node", self.devices_per_node, minimum=1)
+        )
         object.__setattr__(self, "link", lookup_link(device.link if self.link is None else self.link))
-        object.__setattr__(self, "inter_link", lookup_link(device.network if self.inter_link is None
-                                                           else self.inter_link))
-        nics = (max(1, round(device.nics_per_gpu * self.devices_per_node)) if self.nics_per_node is None
-                else self.nics_per_node)
+        object.__setattr__(
+            self, "inter_link", lookup_link(device.network if self.inter_link is None else self.inter_link)
+        )
+        nics = (
+            max(1, round(device.nics_per_gpu * self.devices_per_node))
+            if self.nics_per_node is None
+            else self.nics_per_node
+        )
         object.__setattr__(self, "nics_per_node", _checks.scalar_count("nics_per_node", nics, minimum=1))
 
     def node(self, index: int) -> int:
@@ -161,8 +168,9 @@ def _check_layout(config: ModelConfig, layout: Layout) -> None:
         if layout.attention_dp and layout.tp == 1:
             raise ValueError("attention_dp needs a group of more than one device (tp > 1)")
         if config.experts % layout.tp:
-            raise ValueError(f"tp must divide the {config.experts} experts of {config.name} for expert "
-                             f"parallelism, got {layout.tp}")
+            raise ValueError(
+                f"tp must divide the {config.experts} experts of {config.name} for expert parallelism, got {layout.tp}"
+            )
     check_tp_degree(config, layout.tp, "tp")
     if layout.pp > config.layers:
         raise ValueError(f"pp must be at most the {config.layers} layers of {config.name}, got {layout.pp}")
@@ -184,8 +192,12 @@ def layouts(config: ModelConfig, devices: int, expert_parallel: bool | str = Fal
     n = _checks.scalar_count("devices", devices, minimum=1)
     if expert_parallel not in (True, False, "both", "all"):
         raise ValueError(f"expert_parallel must be True, False, 'both' or 'all', got {expert_parallel!r}")
-    variants = {"both": [(False, False), (True, False)], "all": [(False, False), (True, False), (True, True)],
-                True: [(True, False)], False: [(False, False)]}[expert_parallel]
+    variants = {
+        "both": [(False, False), (True, False)],
+        "all": [(False, False), (True, False), (True, True)],
+        True: [(True, False)],
+        False: [(False, False)],
+    }[expert_parallel]
     found = []
     for tp in range(1, n + 1):
         if n % tp:

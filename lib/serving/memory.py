@@ -30,15 +30,25 @@ from typing import Any
 import numpy as np
 
 from lib import _checks
-from lib.formats import UNQUANTISED_BYTES, weight_format as lookup_format
-from lib.hardware import Device, device as lookup_device
+from lib.formats import UNQUANTISED_BYTES
+from lib.formats import weight_format as lookup_format
+from lib.hardware import Device
+from lib.hardware import device as lookup_device
 from lib.serving.engine import Engine, configure
 from lib.serving.layout import Layout, check_layout, stage_layers
 from lib.transformer import ModelConfig, kv_cache_bytes_per_token, kv_heads_per_device, parameter_breakdown
 from lib.units import GB
 
-__all__ = ["kv_cache_bytes", "kv_bytes_per_token_per_device", "stage_weight_bytes", "weight_bytes_per_device",
-           "activation_bytes", "MemoryFit", "memory_fit", "kv_token_capacity"]
+__all__ = [
+    "kv_cache_bytes",
+    "kv_bytes_per_token_per_device",
+    "stage_weight_bytes",
+    "weight_bytes_per_device",
+    "activation_bytes",
+    "MemoryFit",
+    "memory_fit",
+    "kv_token_capacity",
+]
 
 Number = Any
 
@@ -64,8 +74,9 @@ def kv_bytes_per_token_per_device(config: ModelConfig, layout: Layout, bytes_per
     40960.0
     """
     check_layout(config, layout)
-    return (_kv_bytes_per_layer(config, layout.tp, bytes_per_element, not layout.attention_dp)
-            * max(stage_layers(config.layers, layout.pp)))
+    return _kv_bytes_per_layer(config, layout.tp, bytes_per_element, not layout.attention_dp) * max(
+        stage_layers(config.layers, layout.pp)
+    )
 
 
 def _kv_bytes_per_layer(config: ModelConfig, tp: int, bytes_per_element: Number, heads_split: bool = True) -> float:
@@ -138,8 +149,9 @@ def weight_bytes_per_device(config: ModelConfig, layout: Layout, weight_format: 
     return max(stage_weight_bytes(config, layout, weight_format))
 
 
-def activation_bytes(config: ModelConfig, tokens: Number, tp: int = 1, sequences: Number | None = None,
-                     bytes_per_element: Number = 2) -> float | np.ndarray:
+def activation_bytes(
+    config: ModelConfig, tokens: Number, tp: int = 1, sequences: Number | None = None, bytes_per_element: Number = 2
+) -> float | np.ndarray:
     """An estimate of the activations and workspace of one forward step over ``tokens`` tokens.
 
     An assumption, stated: per token, the residual stream and its normalised
@@ -209,20 +221,31 @@ def _cache_sharers(layout: Layout) -> int:
     return layout.tp if layout.attention_dp else 1
 
 
-def _budget(config: ModelConfig, device: Device, layout: Layout, engine: Engine,
-            sequences: int = 0) -> tuple[float, float, float]:
+def _budget(
+    config: ModelConfig, device: Device, layout: Layout, engine: Engine, sequences: int = 0
+) -> tuple[float, float, float]:
     """``(usable, weights, activations)`` bytes of the busiest device; the activations are sized for one
     rank's largest step (``max_num_batched_tokens``, ``max_num_seqs``), or for ``sequences`` if more."""
     ranks = _cache_sharers(layout)
     per_rank = math.ceil(sequences / ranks)
-    activations = float(activation_bytes(config, max(engine.max_num_batched_tokens, per_rank),
-                                         1 if layout.attention_dp else layout.tp, max(engine.max_num_seqs, per_rank)))
-    return (engine.usable_bytes(device, layout.tp), weight_bytes_per_device(config, layout, engine.weight_format),
-            activations)
+    activations = float(
+        activation_bytes(
+            config,
+            max(engine.max_num_batched_tokens, per_rank),
+            1 if layout.attention_dp else layout.tp,
+            max(engine.max_num_seqs, per_rank),
+        )
+    )
+    return (
+        engine.usable_bytes(device, layout.tp),
+        weight_bytes_per_device(config, layout, engine.weight_format),
+        activations,
+    )
 
 
-def kv_token_capacity(config: ModelConfig, device: Device | str, layout: Layout, engine: Engine | None = None,
-                      **options: Any) -> float:
+def kv_token_capacity(
+    config: ModelConfig, device: Device | str, layout: Layout, engine: Engine | None = None, **options: Any
+) -> float:
     """Tokens of KV cache one replica holds beside its weights and activations (0 when nothing fits).
 
     >>> from lib.transformer import PRESETS
@@ -236,8 +259,15 @@ def kv_token_capacity(config: ModelConfig, device: Device | str, layout: Layout,
     return room / kv_bytes_per_token_per_device(config, layout, eng.kv_bytes) * _cache_sharers(layout)
 
 
-def memory_fit(config: ModelConfig, device: Device | str, layout: Layout, sequences: int, context: int,
-               engine: Engine | None = None, **options: Any) -> MemoryFit:
+def memory_fit(
+    config: ModelConfig,
+    device: Device | str,
+    layout: Layout,
+    sequences: int,
+    context: int,
+    engine: Engine | None = None,
+    **options: Any,
+) -> MemoryFit:
     """The budget of the busiest device when each replica holds ``sequences`` of ``context`` tokens.
 
     With attention run data-parallel the ``tp`` ranks hold different
@@ -262,16 +292,21 @@ def memory_fit(config: ModelConfig, device: Device | str, layout: Layout, sequen
     room = usable - weights - activations
     max_sequences = max(0, math.floor(room / per_sequence)) if room > 0 else 0
     kv = seqs * per_sequence
-    where = (f"{usable / GB:.1f} GB usable ({dev.memory_bytes / GB:.1f} GB, {eng.gpu_memory_utilization:.0%} for "
-             f"the engine, less {eng.reserved_bytes(layout.tp) / GB:.1f} GB outside PyTorch and for CUDA graphs)")
+    where = (
+        f"{usable / GB:.1f} GB usable ({dev.memory_bytes / GB:.1f} GB, {eng.gpu_memory_utilization:.0%} for "
+        f"the engine, less {eng.reserved_bytes(layout.tp) / GB:.1f} GB outside PyTorch and for CUDA graphs)"
+    )
     if weights > usable:
         reason = f"weights alone need {weights / GB:.1f} GB per device, more than the {where}"
     elif room <= 0:
-        reason = (f"weights ({weights / GB:.1f} GB) and activations ({activations / GB:.1f} GB) need more than "
-                  f"the {where}")
+        reason = (
+            f"weights ({weights / GB:.1f} GB) and activations ({activations / GB:.1f} GB) need more than the {where}"
+        )
     elif seqs > max_sequences:
-        reason = (f"the KV cache of {seqs} sequences of {ctx} tokens needs {kv / GB:.1f} GB per device, but only "
-                  f"{room / GB:.1f} GB remain after weights and activations (room for {max_sequences})")
+        reason = (
+            f"the KV cache of {seqs} sequences of {ctx} tokens needs {kv / GB:.1f} GB per device, but only "
+            f"{room / GB:.1f} GB remain after weights and activations (room for {max_sequences})"
+        )
     else:
         reason = ""
     return MemoryFit(weights, kv, activations, usable, max_sequences, reason)

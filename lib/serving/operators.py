@@ -46,8 +46,16 @@ from lib.serving.layout import Cluster, Layout, check_layout, stage_layers
 from lib.serving.memory import _kv_bytes_per_layer, _per_device_layer
 from lib.transformer import ModelConfig, parameter_breakdown
 
-__all__ = ["ACTIVATION_BYTES", "expected_experts_touched", "Roofline", "StageWork", "pass_work", "tp_allreduce",
-           "expert_exchange", "exchange_time"]
+__all__ = [
+    "ACTIVATION_BYTES",
+    "expected_experts_touched",
+    "Roofline",
+    "StageWork",
+    "pass_work",
+    "tp_allreduce",
+    "expert_exchange",
+    "exchange_time",
+]
 
 Number = Any
 
@@ -170,14 +178,21 @@ class StageWork:
     @property
     def compute_bound_time(self) -> Any:
         """Time of the operators whose compute side is the longer: what more FLOP/s would shorten."""
-        return _checks.result(sum(np.where(np.asarray(op.compute_time) > np.asarray(op.memory_time),
-                                           np.asarray(op.time), 0.0) for op in self.operators))
+        return _checks.result(
+            sum(
+                np.where(np.asarray(op.compute_time) > np.asarray(op.memory_time), np.asarray(op.time), 0.0)
+                for op in self.operators
+            )
+        )
 
     @property
     def time(self) -> Any:
         """The operators' roofline times, plus the all-reduces and the fixed costs."""
-        return _checks.result(sum(np.asarray(op.time) for op in self.operators) + np.asarray(self.communication_time)
-                              + np.asarray(self.fixed_time))
+        return _checks.result(
+            sum(np.asarray(op.time) for op in self.operators)
+            + np.asarray(self.communication_time)
+            + np.asarray(self.fixed_time)
+        )
 
 
 def tp_allreduce(cluster: Cluster, tp: int, message: Number, allreduce: str = "engine") -> float | np.ndarray:
@@ -188,13 +203,22 @@ def tp_allreduce(cluster: Cluster, tp: int, message: Number, allreduce: str = "e
     [6.3, 15.2]
     """
     nodes = -(-tp // cluster.devices_per_node)
-    return engine_allreduce(message, tp, cluster.link, nodes, cluster.inter_link, cluster.nics_per_node,
-                            allreduce).time
+    return engine_allreduce(message, tp, cluster.link, nodes, cluster.inter_link, cluster.nics_per_node, allreduce).time
 
 
-def pass_work(config: ModelConfig, cluster: Cluster, layout: Layout, stage: int, engine: Engine, decode: Number = 0,
-              context: Number = 0, prefill: Number = 0, prefill_context: Number = 0,
-              sampled: Number = 0, prompts: Number | None = None) -> StageWork:
+def pass_work(
+    config: ModelConfig,
+    cluster: Cluster,
+    layout: Layout,
+    stage: int,
+    engine: Engine,
+    decode: Number = 0,
+    context: Number = 0,
+    prefill: Number = 0,
+    prefill_context: Number = 0,
+    sampled: Number = 0,
+    prompts: Number | None = None,
+) -> StageWork:
     """The work of the busiest device of pipeline stage ``stage`` in one forward pass (see the module notes).
 
     ``engine`` must be resolved for the cluster's device
@@ -221,36 +245,44 @@ def pass_work(config: ModelConfig, cluster: Cluster, layout: Layout, stage: int,
     tp, layers = layout.tp, counts[stage]
     last = stage == len(counts) - 1
     tokens = decode_ + prefill_
-    own = 1.0 / tp if layout.attention_dp else 1.0                     # the busiest rank's share of decodes
+    own = 1.0 / tp if layout.attention_dp else 1.0  # the busiest rank's share of decodes
     prompt_own = own if prompts is None else _busiest_prompts(layout, prompts)
-    heads = 1 if layout.attention_dp else tp                           # how many ways the heads are split
+    heads = 1 if layout.attention_dp else tp  # how many ways the heads are split
     bandwidth = engine.memory_efficiency * device.memory_bandwidth
     peak16 = engine.compute_efficiency * device.peak_flops
     moe = config.moe_layers / config.layers
 
-    dense = _per_device_layer(config, layout, experts=0)              # attention, shared and dense MLPs, router
-    imbalance = expert_imbalance(tokens, config.experts, config.experts_per_token, tp) \
-        if layout.expert_parallel else 1.0
+    dense = _per_device_layer(config, layout, experts=0)  # attention, shared and dense MLPs, router
+    imbalance = (
+        expert_imbalance(tokens, config.experts, config.experts_per_token, tp) if layout.expert_parallel else 1.0
+    )
     routed = moe * config.experts_per_token * parts.mlp / tp * np.asarray(imbalance)
     weights = layers * (dense + moe * _experts_read(config, layout, tokens) * parts.mlp) * engine.weight_bytes
-    attended = decode_ * own + prefill_ * prompt_own                 # tokens whose attention the busiest rank runs
-    linear = _roofline(weights, 2 * layers * (attended * dense + tokens * routed), bandwidth,
-                       engine.linear_peak(device))
+    attended = decode_ * own + prefill_ * prompt_own  # tokens whose attention the busiest rank runs
+    linear = _roofline(
+        weights, 2 * layers * (attended * dense + tokens * routed), bandwidth, engine.linear_peak(device)
+    )
 
     kv_layer = _kv_bytes_per_layer(config, tp, engine.kv_bytes, not layout.attention_dp)
-    cache = layers * kv_layer * (own * decode_ * (context_ + 1) + prompt_own * prefill_)   # read it, write new
-    scores = layers / heads * (own * config.attention_flops(True) * decode_ * context_
-                               + prompt_own * config.attention_flops(False) * prefill_ * prefill_context_)
+    cache = layers * kv_layer * (own * decode_ * (context_ + 1) + prompt_own * prefill_)  # read it, write new
+    scores = (
+        layers
+        / heads
+        * (
+            own * config.attention_flops(True) * decode_ * context_
+            + prompt_own * config.attention_flops(False) * prefill_ * prefill_context_
+        )
+    )
     attention = _roofline(cache, scores, bandwidth, peak16)
 
     vocab_split = 1 if layout.attention_dp else tp
     head_params = (parts.head or parts.embedding) / vocab_split if last else 0.0
     heads_sampled = sampled_ * (own if layout.attention_dp else 1.0)
-    head = _roofline(np.where(sampled_ > 0, head_params * UNQUANTISED_BYTES, 0.0), 2 * heads_sampled * head_params,
-                     bandwidth, peak16)
+    head = _roofline(
+        np.where(sampled_ > 0, head_params * UNQUANTISED_BYTES, 0.0), 2 * heads_sampled * head_params, bandwidth, peak16
+    )
 
-    communication = np.where(tokens > 0, _communication(config, cluster, layout, engine, layers, tokens,
-                                                         attended), 0.0)
+    communication = np.where(tokens > 0, _communication(config, cluster, layout, engine, layers, tokens, attended), 0.0)
     fixed = layers * engine.layer_overhead + (engine.step_overhead if last else 0.0)
     shape = np.broadcast_shapes(*(np.shape(x) for x in (weights, cache, sampled_, communication, linear.flops)))
 
@@ -272,8 +304,15 @@ def _busiest_prompts(layout: Layout, prompts: Number) -> np.ndarray:
     return np.where(n > 0, np.ceil(n / layout.tp - 1e-9) / np.maximum(n, 1e-300), 1.0 / layout.tp)
 
 
-def _communication(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, layers: int,
-                   tokens: np.ndarray, busiest: np.ndarray) -> np.ndarray:
+def _communication(
+    config: ModelConfig,
+    cluster: Cluster,
+    layout: Layout,
+    engine: Engine,
+    layers: int,
+    tokens: np.ndarray,
+    busiest: np.ndarray,
+) -> np.ndarray:
     """The collectives of one stage's pass.
 
     Tensor parallelism: two all-reduces per layer of all ``tokens``.
@@ -302,8 +341,9 @@ def _communication(config: ModelConfig, cluster: Cluster, layout: Layout, engine
     return layers * config.moe_layers / config.layers * per_layer
 
 
-def exchange_time(config: ModelConfig, cluster: Cluster, group: int, exchange: str, tokens: Number,
-                  busiest: Number) -> Any:
+def exchange_time(
+    config: ModelConfig, cluster: Cluster, group: int, exchange: str, tokens: Number, busiest: Number
+) -> Any:
     """Seconds of one routed layer's two collectives (:func:`expert_exchange`) in a data-parallel-attention group
     of ``group`` ranks, in NCCL over the cluster's links (the network when the group spans servers).
 
@@ -315,13 +355,15 @@ def exchange_time(config: ModelConfig, cluster: Cluster, group: int, exchange: s
     """
     nodes = -(-group // cluster.devices_per_node)
     inter = cluster.inter_link if nodes > 1 else None
-    return sum(np.asarray(best_collective_time(kind, message, group, cluster.link, nodes, inter,
-                                               cluster.nics_per_node))
-               for kind, message in expert_exchange(config, exchange, tokens, busiest))
+    return sum(
+        np.asarray(best_collective_time(kind, message, group, cluster.link, nodes, inter, cluster.nics_per_node))
+        for kind, message in expert_exchange(config, exchange, tokens, busiest)
+    )
 
 
-def expert_exchange(config: ModelConfig, exchange: str, tokens: Number,
-                    busiest: Number) -> tuple[tuple[str, Any], tuple[str, Any]]:
+def expert_exchange(
+    config: ModelConfig, exchange: str, tokens: Number, busiest: Number
+) -> tuple[tuple[str, Any], tuple[str, Any]]:
     """The two collectives around one routed layer, ``((kind, bytes), (kind, bytes))``, with attention run
     data-parallel: ``tokens`` in the group, ``busiest`` on its busiest rank (see :func:`_communication`).
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-
 from typing import Any
 
 from lib import _checks
@@ -113,21 +112,40 @@ def _scheduler_reason(per_replica: int, tokens: float, engine: Engine, layout: L
     """Why the scheduler cannot hold ``per_replica`` sequences in steady state ("" if it can)."""
     seqs, budget = engine.replica_limits(layout)
     if per_replica > seqs:
-        return (f"{per_replica} sequences per replica are more than the scheduler runs at once "
-                f"(max_num_seqs = {engine.max_num_seqs}{' per rank' if layout.attention_dp else ''})")
+        return (
+            f"{per_replica} sequences per replica are more than the scheduler runs at once "
+            f"(max_num_seqs = {engine.max_num_seqs}{' per rank' if layout.attention_dp else ''})"
+        )
     if tokens > budget:
-        return (f"each step needs {tokens:,.0f} tokens (decodes and the prompts that replace finished "
-                f"sequences), more than the token budget (max_num_batched_tokens = {engine.max_num_batched_tokens:,}"
-                f"{' per rank' if layout.attention_dp else ''})")
+        return (
+            f"each step needs {tokens:,.0f} tokens (decodes and the prompts that replace finished "
+            f"sequences), more than the token budget (max_num_batched_tokens = {engine.max_num_batched_tokens:,}"
+            f"{' per rank' if layout.attention_dp else ''})"
+        )
     return ""
 
 
-def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, prompt_tokens: int,
-         output_tokens: int, *, devices_per_node: int = 8, link: Link | str | None = None,
-         inter_link: Link | str | None = None, nics_per_node: int | None = None, prefix_hit_rate: float = 0.0,
-         expert_parallel: bool | str = False, ttft_limit: float | None = None, tpot_limit: float | None = None,
-         percentile: float = 0.9, price_per_device_hour: float | None = None, engine: Engine | None = None,
-         **options: Any) -> list[PlanRow]:
+def plan(
+    config: ModelConfig,
+    device: Device | str,
+    devices: int,
+    batch: int,
+    prompt_tokens: int,
+    output_tokens: int,
+    *,
+    devices_per_node: int = 8,
+    link: Link | str | None = None,
+    inter_link: Link | str | None = None,
+    nics_per_node: int | None = None,
+    prefix_hit_rate: float = 0.0,
+    expert_parallel: bool | str = False,
+    ttft_limit: float | None = None,
+    tpot_limit: float | None = None,
+    percentile: float = 0.9,
+    price_per_device_hour: float | None = None,
+    engine: Engine | None = None,
+    **options: Any,
+) -> list[PlanRow]:
     """Every layout of ``config`` on ``devices`` devices serving ``batch`` concurrent sequences in steady state.
 
     Parameters
@@ -195,47 +213,89 @@ def plan(config: ModelConfig, device: Device | str, devices: int, batch: int, pr
     if hit >= 1:
         raise ValueError(f"prefix_hit_rate must be in [0, 1), got {prefix_hit_rate!r}")
     ttft_max, tpot_max = _limit("ttft_limit", ttft_limit), _limit("tpot_limit", tpot_limit)
-    price = None if price_per_device_hour is None else _checks.scalar("price_per_device_hour",
-                                                                         price_per_device_hour, _checks.nonnegative)
+    price = (
+        None
+        if price_per_device_hour is None
+        else _checks.scalar("price_per_device_hour", price_per_device_hour, _checks.nonnegative)
+    )
     rows = []
     for layout in layouts(config, n, expert_parallel):
         if not cluster.holds_group(layout.tp):
             continue
         per_replica = math.ceil(total_batch / layout.dp)
         fit = memory_fit(config, cluster.device, layout, per_replica, prompt + output, eng)
-        step = decode_step(config, cluster, layout, per_replica, mean_context(prompt, output), prompt, output, hit,
-                           engine=eng)
+        step = decode_step(
+            config, cluster, layout, per_replica, mean_context(prompt, output), prompt, output, hit, engine=eng
+        )
         ttft = float(prefill_time(config, cluster, layout, prompt, hit, engine=eng))
         tokens_per_s = total_batch / float(step.tpot)
         misses = []
         if ttft_max is not None and ttft > ttft_max:
             misses.append(f"time to first token {ttft * 1e3:.0f} ms is over the {ttft_max * 1e3:.0f} ms target")
         if tpot_max is not None and step.tpot > tpot_max:
-            misses.append(f"time per output token {step.tpot * 1e3:.1f} ms is over the {tpot_max * 1e3:.1f} ms "
-                          "target")
+            misses.append(f"time per output token {step.tpot * 1e3:.1f} ms is over the {tpot_max * 1e3:.1f} ms target")
         scheduler = _scheduler_reason(per_replica, float(step.tokens_per_step), eng, layout)
         reason = fit.reason or scheduler or "; ".join(misses)
         cost = None if price is None else price * n / 3600 / tokens_per_s * 1e6
-        under = None if ttft_max is None and tpot_max is None else capacity(
-            config, cluster.device, layout, prompt, output, ttft_limit=ttft_max, tpot_limit=tpot_max,
-            percentile=percentile, prefix_hit_rate=hit, devices_per_node=cluster.devices_per_node, link=cluster.link,
-            inter_link=cluster.inter_link, nics_per_node=cluster.nics_per_node, engine=eng)
-        rows.append(PlanRow(
-            tp=layout.tp, pp=layout.pp, dp=layout.dp, expert_parallel=layout.expert_parallel,
-            attention_dp=layout.attention_dp,
-            fits=fit.fits and not scheduler, meets_slo=not misses, reason=reason,
-            weights_per_device=fit.weights, kv_per_device=fit.kv_cache, activations_per_device=fit.activations,
-            memory_per_device=fit.total, usable_per_device=fit.usable,
-            batch=per_replica, max_batch=fit.max_sequences,
-            ttft=ttft, tpot=float(step.tpot), tokens_per_s=float(tokens_per_s),
-            tokens_per_s_per_device=float(tokens_per_s / n), tokens_per_s_per_user=float(1 / step.tpot),
-            requests_per_s=float(tokens_per_s / output), prefill_share=float(step.prefill_share),
-            bound=str(step.bound), cost_per_million_tokens=cost,
-            **({} if under is None else dict(
-                capacity=under.rate, requests_per_s_per_device=under.rate_per_device, binding=under.binding,
-                capacity_ttft=None if under.load is None else under.load.ttft_quantile,
-                capacity_tpot=None if under.load is None else under.load.tpot_quantile)),
-        ))
+        under = (
+            None
+            if ttft_max is None and tpot_max is None
+            else capacity(
+                config,
+                cluster.device,
+                layout,
+                prompt,
+                output,
+                ttft_limit=ttft_max,
+                tpot_limit=tpot_max,
+                percentile=percentile,
+                prefix_hit_rate=hit,
+                devices_per_node=cluster.devices_per_node,
+                link=cluster.link,
+                inter_link=cluster.inter_link,
+                nics_per_node=cluster.nics_per_node,
+                engine=eng,
+            )
+        )
+        rows.append(
+            PlanRow(
+                tp=layout.tp,
+                pp=layout.pp,
+                dp=layout.dp,
+                expert_parallel=layout.expert_parallel,
+                attention_dp=layout.attention_dp,
+                fits=fit.fits and not scheduler,
+                meets_slo=not misses,
+                reason=reason,
+                weights_per_device=fit.weights,
+                kv_per_device=fit.kv_cache,
+                activations_per_device=fit.activations,
+                memory_per_device=fit.total,
+                usable_per_device=fit.usable,
+                batch=per_replica,
+                max_batch=fit.max_sequences,
+                ttft=ttft,
+                tpot=float(step.tpot),
+                tokens_per_s=float(tokens_per_s),
+                tokens_per_s_per_device=float(tokens_per_s / n),
+                tokens_per_s_per_user=float(1 / step.tpot),
+                requests_per_s=float(tokens_per_s / output),
+                prefill_share=float(step.prefill_share),
+                bound=str(step.bound),
+                cost_per_million_tokens=cost,
+                **(
+                    {}
+                    if under is None
+                    else dict(
+                        capacity=under.rate,
+                        requests_per_s_per_device=under.rate_per_device,
+                        binding=under.binding,
+                        capacity_ttft=None if under.load is None else under.load.ttft_quantile,
+                        capacity_tpot=None if under.load is None else under.load.tpot_quantile,
+                    )
+                ),
+            )
+        )
     return rows
 
 
@@ -255,9 +315,11 @@ def best(rows: list[PlanRow]) -> PlanRow | None:
     return min(ok, key=lambda row: (-row.tokens_per_s_per_device, row.tpot), default=None)
 
 
-def _dominates(q: "FrontierPoint", p: "FrontierPoint") -> bool:
+def _dominates(q: FrontierPoint, p: FrontierPoint) -> bool:
     """``q`` is at least as good as ``p`` for users and devices, and better for one of them."""
-    at_least = q.tokens_per_s_per_user >= p.tokens_per_s_per_user and q.tokens_per_s_per_device >= p.tokens_per_s_per_device
+    at_least = (
+        q.tokens_per_s_per_user >= p.tokens_per_s_per_user and q.tokens_per_s_per_device >= p.tokens_per_s_per_device
+    )
     better = q.tokens_per_s_per_user > p.tokens_per_s_per_user or q.tokens_per_s_per_device > p.tokens_per_s_per_device
     return at_least and better
 
@@ -272,8 +334,15 @@ class FrontierPoint:
     tokens_per_s_per_device: float
 
 
-def frontier(config: ModelConfig, device: Device | str, devices: int, prompt_tokens: int, output_tokens: int,
-             batches=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024), **options) -> tuple[list, list]:
+def frontier(
+    config: ModelConfig,
+    device: Device | str,
+    devices: int,
+    prompt_tokens: int,
+    output_tokens: int,
+    batches=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024),
+    **options,
+) -> tuple[list, list]:
     """Every fitting (layout, batch) point, and the Pareto frontier among them.
 
     A point is on the frontier if no other point gives both more tokens per

@@ -48,8 +48,9 @@ class Sizing:
     spare: int
 
 
-def replica_shapes(config: ModelConfig, devices: int, devices_per_node: int = 8,
-                   expert_parallel: bool | str = False) -> list[Layout]:
+def replica_shapes(
+    config: ModelConfig, devices: int, devices_per_node: int = 8, expert_parallel: bool | str = False
+) -> list[Layout]:
     """Every replica shape (``dp = 1``) of at most ``devices`` devices that packs servers evenly.
 
     ``expert_parallel`` as in :func:`lib.serving.layouts` (``True``, ``"both"``
@@ -67,15 +68,27 @@ def replica_shapes(config: ModelConfig, devices: int, devices_per_node: int = 8,
     for size_ in range(1, n + 1):
         if per_node % size_ and size_ % per_node:
             continue
-        shapes += [layout for layout in layouts(config, size_, expert_parallel)
-                   if layout.dp == 1 and not (per_node % layout.tp and layout.tp % per_node)]
+        shapes += [
+            layout
+            for layout in layouts(config, size_, expert_parallel)
+            if layout.dp == 1 and not (per_node % layout.tp and layout.tp % per_node)
+        ]
     order = {variant: i for i, variant in enumerate([(False, False), (True, False), (True, True)])}
     return sorted(shapes, key=lambda s: (s.tp, s.pp, order[(s.expert_parallel, s.attention_dp)]))
 
 
-def size(config: ModelConfig, device: Device | str, rate: float, prompt_tokens: Any, output_tokens: Any, *,
-         max_devices: int = 64, devices_per_node: int = 8, expert_parallel: bool | str = False,
-         **keywords: Any) -> Sizing | None:
+def size(
+    config: ModelConfig,
+    device: Device | str,
+    rate: float,
+    prompt_tokens: Any,
+    output_tokens: Any,
+    *,
+    max_devices: int = 64,
+    devices_per_node: int = 8,
+    expert_parallel: bool | str = False,
+    **keywords: Any,
+) -> Sizing | None:
     """The fewest devices, and the layout on them, that carry ``rate`` requests per second within the targets.
 
     ``keywords`` go to :func:`lib.serving.capacity` (``ttft_limit``,
@@ -107,20 +120,46 @@ def size(config: ModelConfig, device: Device | str, rate: float, prompt_tokens: 
     if found is None:
         return None
     _, shape, replica, replicas = found
-    return _sizing(config, device, shape, replica, replicas, 0, prompt_tokens, output_tokens,
-                   dict(keywords, devices_per_node=per_node))
+    return _sizing(
+        config,
+        device,
+        shape,
+        replica,
+        replicas,
+        0,
+        prompt_tokens,
+        output_tokens,
+        dict(keywords, devices_per_node=per_node),
+    )
 
 
-def _sizing(config: ModelConfig, device: Device | str, shape: Layout, replica: Capacity, replicas: int, spare: int,
-            prompt_tokens: Any, output_tokens: Any, keywords: dict) -> Sizing:
+def _sizing(
+    config: ModelConfig,
+    device: Device | str,
+    shape: Layout,
+    replica: Capacity,
+    replicas: int,
+    spare: int,
+    prompt_tokens: Any,
+    output_tokens: Any,
+    keywords: dict,
+) -> Sizing:
     layout = dataclasses.replace(shape, dp=replicas)
     whole = capacity(config, device, layout, prompt_tokens, output_tokens, **keywords)
     return Sizing(layout, layout.devices, whole, replica, spare)
 
 
-def best_capacity(config: ModelConfig, device: Device | str, devices: int, prompt_tokens: Any, output_tokens: Any,
-                  *, devices_per_node: int = 8, expert_parallel: bool | str = False,
-                  **keywords: Any) -> Sizing | None:
+def best_capacity(
+    config: ModelConfig,
+    device: Device | str,
+    devices: int,
+    prompt_tokens: Any,
+    output_tokens: Any,
+    *,
+    devices_per_node: int = 8,
+    expert_parallel: bool | str = False,
+    **keywords: Any,
+) -> Sizing | None:
     """The layout of at most ``devices`` devices that carries the most requests per second within the targets.
 
     Every replica shape is copied as often as the devices allow; the rest
@@ -147,5 +186,6 @@ def best_capacity(config: ModelConfig, device: Device | str, devices: int, promp
     if found is None:
         return None
     _, shape, replica, replicas = found
-    return _sizing(config, device, shape, replica, replicas, n - replicas * shape.devices, prompt_tokens,
-                   output_tokens, options)
+    return _sizing(
+        config, device, shape, replica, replicas, n - replicas * shape.devices, prompt_tokens, output_tokens, options
+    )

@@ -108,10 +108,19 @@ class SpeculativeStep:
     speedup: Any
 
 
-def speculative_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Number, context: Number,
-                     acceptance: float, draft_tokens: int, draft: ModelConfig | None = None,
-                     head_layers: float | None = None, engine: Engine | None = None,
-                     **options: Any) -> SpeculativeStep:
+def speculative_step(
+    config: ModelConfig,
+    cluster: Cluster,
+    layout: Layout,
+    batch: Number,
+    context: Number,
+    acceptance: float,
+    draft_tokens: int,
+    draft: ModelConfig | None = None,
+    head_layers: float | None = None,
+    engine: Engine | None = None,
+    **options: Any,
+) -> SpeculativeStep:
     """A decode round of ``batch`` sequences with ``draft_tokens`` drafted tokens accepted at ``acceptance``.
 
     Give the drafter as a small model ``draft`` (run on the same devices,
@@ -122,8 +131,9 @@ def speculative_step(config: ModelConfig, cluster: Cluster, layout: Layout, batc
     """
     check_layout(config, layout)
     if (draft is None) == (head_layers is None):
-        raise ValueError("draft or head_layers must be given, one of them: a draft model, or the layers of an "
-                         "MTP/EAGLE head")
+        raise ValueError(
+            "draft or head_layers must be given, one of them: a draft model, or the layers of an MTP/EAGLE head"
+        )
     eng = configure(cluster.device, engine, **options)
     b = _checks.positive("batch", batch)
     g = _checks.scalar_count("draft_tokens", draft_tokens, minimum=1)
@@ -138,13 +148,26 @@ def speculative_step(config: ModelConfig, cluster: Cluster, layout: Layout, batc
         layers = _checks.scalar("head_layers", head_layers, _checks.positive)
         drafting = g * plain * layers / config.layers
     tpot = (verify + drafting) / tokens
-    return SpeculativeStep(tokens=tokens, verify=_checks.result(verify), draft=_checks.result(drafting),
-                           tpot=_checks.result(tpot), plain_tpot=_checks.result(plain),
-                           speedup=_checks.result(plain / tpot))
+    return SpeculativeStep(
+        tokens=tokens,
+        verify=_checks.result(verify),
+        draft=_checks.result(drafting),
+        tpot=_checks.result(tpot),
+        plain_tpot=_checks.result(plain),
+        speedup=_checks.result(plain / tpot),
+    )
 
 
-def break_even_batch(config: ModelConfig, cluster: Cluster, layout: Layout, context: float, acceptance: float,
-                     draft_tokens: int, max_batch: int = 4096, **kwargs: Any) -> float:
+def break_even_batch(
+    config: ModelConfig,
+    cluster: Cluster,
+    layout: Layout,
+    context: float,
+    acceptance: float,
+    draft_tokens: int,
+    max_batch: int = 4096,
+    **kwargs: Any,
+) -> float:
     """The smallest batch (per replica) at which speculation stops paying: speed-up 1; ``inf`` if never.
 
     >>> from lib.transformer import PRESETS
@@ -154,8 +177,9 @@ def break_even_batch(config: ModelConfig, cluster: Cluster, layout: Layout, cont
     True
     """
     batches = np.unique(np.round(np.geomspace(1, max_batch, 200)))
-    speedup = np.asarray(speculative_step(config, cluster, layout, batches, context, acceptance, draft_tokens,
-                                          **kwargs).speedup)
+    speedup = np.asarray(
+        speculative_step(config, cluster, layout, batches, context, acceptance, draft_tokens, **kwargs).speedup
+    )
     slower = np.nonzero(speedup <= 1)[0]
     if slower.size == 0:
         return float("inf")

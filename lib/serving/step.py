@@ -48,14 +48,32 @@ from lib.serving.layout import Cluster, Layout, check_layout, stage_layers
 from lib.serving.operators import ACTIVATION_BYTES, StageWork, pass_work
 from lib.transformer import ModelConfig
 
-__all__ = ["stage_work", "hop_time", "DecodeStep", "decode_step", "prefill_time", "compute_bound_batch",
-           "steady_prefill", "prefill_lumps", "loop_time"]
+__all__ = [
+    "stage_work",
+    "hop_time",
+    "DecodeStep",
+    "decode_step",
+    "prefill_time",
+    "compute_bound_batch",
+    "steady_prefill",
+    "prefill_lumps",
+    "loop_time",
+]
 
 Number = Any
 
 
-def stage_work(config: ModelConfig, cluster: Cluster, layout: Layout, stage: int, tokens: Number, context: Number,
-               prefill: bool = False, engine: Engine | None = None, **options: Any) -> StageWork:
+def stage_work(
+    config: ModelConfig,
+    cluster: Cluster,
+    layout: Layout,
+    stage: int,
+    tokens: Number,
+    context: Number,
+    prefill: bool = False,
+    engine: Engine | None = None,
+    **options: Any,
+) -> StageWork:
     """The work of one device of pipeline stage ``stage``: a decode batch, or one whole prompt.
 
     Decode (``prefill=False``): ``tokens`` sequences each add one token and
@@ -86,8 +104,9 @@ def hop_time(cluster: Cluster, layout: Layout, hop_bytes: Number) -> float | np.
     hop_bytes = _checks.nonnegative("hop_bytes", hop_bytes)
     # Replicas placed alike cross the same links: price each distinct sequence of links once.
     patterns = dict.fromkeys(tuple(_hop_links(cluster, layout, r)) for r in range(layout.dp))
-    per_pattern = [sum((np.asarray(send_time(hop_bytes, link)) for link in links), np.zeros_like(hop_bytes))
-                   for links in patterns]
+    per_pattern = [
+        sum((np.asarray(send_time(hop_bytes, link)) for link in links), np.zeros_like(hop_bytes)) for links in patterns
+    ]
     return _checks.result(np.max(np.stack(per_pattern), axis=0))
 
 
@@ -102,8 +121,9 @@ def _hop_links(cluster: Cluster, layout: Layout, replica: int) -> list:
     return links
 
 
-def steady_prefill(batch: Number, prompt_tokens: Number, output_tokens: Number,
-                   prefix_hit_rate: Number = 0.0) -> tuple[Any, Any, Any]:
+def steady_prefill(
+    batch: Number, prompt_tokens: Number, output_tokens: Number, prefix_hit_rate: Number = 0.0
+) -> tuple[Any, Any, Any]:
     """``(decode tokens, prefill tokens, prefill context)`` of one steady-state step of ``batch`` sequences.
 
     ``B (O - 1) / O`` decode tokens, ``B (1 - h) P / O`` prompt tokens, and
@@ -121,8 +141,7 @@ def steady_prefill(batch: Number, prompt_tokens: Number, output_tokens: Number,
     h = _checks.nonnegative("prefix_hit_rate", prefix_hit_rate)
     if (h >= 1).any():
         raise ValueError(f"prefix_hit_rate must be in [0, 1), got {prefix_hit_rate!r}")
-    return (_checks.result(b * (o - 1) / o), _checks.result(b * (1 - h) * p / o),
-            _checks.result((h * p + p + 1) / 2))
+    return (_checks.result(b * (o - 1) / o), _checks.result(b * (1 - h) * p / o), _checks.result((h * p + p + 1) / 2))
 
 
 @dataclass(frozen=True)
@@ -155,19 +174,31 @@ def _loop(times: list, hop: Any, m: Any) -> np.ndarray:
     return np.maximum(stacked.sum(axis=0) + hop, m * stacked.max(axis=0)), stacked
 
 
-def _pass(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, m: Any, decode: Any, context: Any,
-          prefill: Any, prefill_context: Any, sampled: Any,
-          prompts: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+def _pass(
+    config: ModelConfig,
+    cluster: Cluster,
+    layout: Layout,
+    engine: Engine,
+    m: Any,
+    decode: Any,
+    context: Any,
+    prefill: Any,
+    prefill_context: Any,
+    sampled: Any,
+    prompts: Any = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
     """One trip round the pipeline with every microbatch carrying the same work: (tpot, stages, hops, works)."""
     hop = np.asarray(hop_time(cluster, layout, (np.asarray(decode) + prefill) * config.hidden * ACTIVATION_BYTES))
-    works = _stage_works(config, cluster, layout, engine, decode, context, prefill, prefill_context, sampled,
-                         prompts=prompts)
+    works = _stage_works(
+        config, cluster, layout, engine, decode, context, prefill, prefill_context, sampled, prompts=prompts
+    )
     tpot, stacked = _loop([w.time for w in works], hop, m)
     return tpot, stacked, hop, works
 
 
-def _stage_works(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, *work: Any,
-                 prompts: Any = None) -> list:
+def _stage_works(
+    config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, *work: Any, prompts: Any = None
+) -> list:
     """The work of every stage; stages with the same layers (and not the last, which holds the head) share one.
     ``prompts`` as in :func:`~lib.serving.operators.pass_work`."""
     counts = stage_layers(config.layers, layout.pp)
@@ -223,9 +254,18 @@ def prefill_lumps(decode: Any, prompts_per_step: Any, new_tokens: Any, budget: i
     return np.broadcast_to(tokens, shape), np.broadcast_to(weights, shape)
 
 
-def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Number, context: Number,
-                prompt_tokens: Number | None = None, output_tokens: Number | None = None,
-                prefix_hit_rate: Number = 0.0, engine: Engine | None = None, **options: Any) -> DecodeStep:
+def decode_step(
+    config: ModelConfig,
+    cluster: Cluster,
+    layout: Layout,
+    batch: Number,
+    context: Number,
+    prompt_tokens: Number | None = None,
+    output_tokens: Number | None = None,
+    prefix_hit_rate: Number = 0.0,
+    engine: Engine | None = None,
+    **options: Any,
+) -> DecodeStep:
     """One step of one replica carrying ``batch`` sequences whose caches hold ``context`` tokens on average.
 
     With ``prompt_tokens`` and ``output_tokens`` the step also carries the
@@ -254,7 +294,7 @@ def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Nu
     if (prompt_tokens is None) != (output_tokens is None):
         raise ValueError("prompt_tokens and output_tokens must be given together (steady state), or neither")
     m = np.minimum(layout.pp, np.ceil(batch_))
-    micro = batch_ / m                  # an average slice: steady states hold fractional batches
+    micro = batch_ / m  # an average slice: steady states hold fractional batches
     if prompt_tokens is None:
         _checks.nonnegative("prefix_hit_rate", prefix_hit_rate)
         tpot, stacked, hop, works = _pass(config, cluster, layout, eng, m, micro, context, 0.0, 0.0, micro)
@@ -262,21 +302,52 @@ def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Nu
     else:
         decode, mean, prefill_context = steady_prefill(micro, prompt_tokens, output_tokens, prefix_hit_rate)
         per_prompt = np.maximum(1.0, np.ceil((1 - np.asarray(prefix_hit_rate)) * np.asarray(prompt_tokens)))
-        lumps, weights = prefill_lumps(decode, micro / np.asarray(output_tokens), per_prompt,
-                                       eng.replica_limits(layout)[1])
+        lumps, weights = prefill_lumps(
+            decode, micro / np.asarray(output_tokens), per_prompt, eng.replica_limits(layout)[1]
+        )
         tpot = np.zeros(np.broadcast_shapes(np.shape(micro), np.shape(context), lumps.shape[1:]))
         for tokens, weight in zip(lumps, weights):
             if np.any(weight > 0):
-                tpot = tpot + weight * _pass(config, cluster, layout, eng, m, decode, context, tokens,
-                                             prefill_context, micro, tokens / per_prompt)[0]
+                tpot = (
+                    tpot
+                    + weight
+                    * _pass(
+                        config,
+                        cluster,
+                        layout,
+                        eng,
+                        m,
+                        decode,
+                        context,
+                        tokens,
+                        prefill_context,
+                        micro,
+                        tokens / per_prompt,
+                    )[0]
+                )
         mean_tokens = np.sum(lumps * weights, axis=0)
-        alone, stacked, hop, works = _pass(config, cluster, layout, eng, m, decode, context, mean_tokens,
-                                           prefill_context, micro, mean_tokens / per_prompt)
+        alone, stacked, hop, works = _pass(
+            config,
+            cluster,
+            layout,
+            eng,
+            m,
+            decode,
+            context,
+            mean_tokens,
+            prefill_context,
+            micro,
+            mean_tokens / per_prompt,
+        )
         share = 1 - _pass(config, cluster, layout, eng, m, decode, context, 0.0, 0.0, micro)[0] / tpot
         prefill_mean, demand = mean_tokens, np.asarray(decode) + mean
     slowest = works[int(np.argmax([np.max(t) for t in stacked]))]
-    bound = np.where(2 * np.asarray(slowest.compute_bound_time) > np.asarray(slowest.time) - slowest.fixed_time
-                     - slowest.communication_time, "compute", "memory")
+    bound = np.where(
+        2 * np.asarray(slowest.compute_bound_time)
+        > np.asarray(slowest.time) - slowest.fixed_time - slowest.communication_time,
+        "compute",
+        "memory",
+    )
     return DecodeStep(
         stage_times=tuple(_checks.result(t) for t in stacked),
         hop_time=_checks.result(hop),
@@ -291,9 +362,19 @@ def decode_step(config: ModelConfig, cluster: Cluster, layout: Layout, batch: Nu
     )
 
 
-def loop_time(config: ModelConfig, cluster: Cluster, layout: Layout, decode: Number, context: Number,
-              prefill: Number = 0.0, prefill_context: Number = 0.0, sampled: Number | None = None,
-              prompts: Number | None = None, engine: Engine | None = None, **options: Any) -> float | np.ndarray:
+def loop_time(
+    config: ModelConfig,
+    cluster: Cluster,
+    layout: Layout,
+    decode: Number,
+    context: Number,
+    prefill: Number = 0.0,
+    prefill_context: Number = 0.0,
+    sampled: Number | None = None,
+    prompts: Number | None = None,
+    engine: Engine | None = None,
+    **options: Any,
+) -> float | np.ndarray:
     """The time of one step (one trip round the pipeline) in which each microbatch decodes ``decode``
     sequences and computes ``prefill`` prompt tokens: one point of the mixture :func:`decode_step` averages.
     ``sampled`` positions take logits from the output head (by default one per decoding sequence);
@@ -312,12 +393,20 @@ def loop_time(config: ModelConfig, cluster: Cluster, layout: Layout, decode: Num
     d = _checks.nonnegative("decode", decode)
     m = np.minimum(layout.pp, np.maximum(1.0, np.ceil(d)))
     heads = np.maximum(d, 1.0) if sampled is None else _checks.nonnegative("sampled", sampled)
-    return _checks.result(_pass(config, cluster, layout, eng, m, d, context, prefill, prefill_context, heads,
-                                prompts)[0])
+    return _checks.result(
+        _pass(config, cluster, layout, eng, m, d, context, prefill, prefill_context, heads, prompts)[0]
+    )
 
 
-def prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, prompt_tokens: Number,
-                 prefix_hit_rate: Number = 0.0, engine: Engine | None = None, **options: Any) -> float | np.ndarray:
+def prefill_time(
+    config: ModelConfig,
+    cluster: Cluster,
+    layout: Layout,
+    prompt_tokens: Number,
+    prefix_hit_rate: Number = 0.0,
+    engine: Engine | None = None,
+    **options: Any,
+) -> float | np.ndarray:
     """Time to first token for one prompt on an idle replica, chunked by the engine's token budget.
 
     The ``(1 - h) P`` tokens not found in the prefix cache are computed in
@@ -342,7 +431,7 @@ def prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, prompt_t
     if (h >= 1).any():
         raise ValueError(f"prefix_hit_rate must be in [0, 1), got {prefix_hit_rate!r}")
     computed = np.maximum(1.0, np.ceil((1 - h) * p))
-    chunks = np.ceil(computed / eng.max_num_batched_tokens)     # one prompt runs on one rank
+    chunks = np.ceil(computed / eng.max_num_batched_tokens)  # one prompt runs on one rank
     chunk = computed / chunks
     context = (h * p + p + 1) / 2
     works = _stage_works(config, cluster, layout, eng, 0.0, 0.0, chunk, context, 0.0, prompts=1.0)
@@ -354,8 +443,9 @@ def prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, prompt_t
     return _checks.result(total + np.asarray(hop_time(cluster, layout, chunk * config.hidden * ACTIVATION_BYTES)))
 
 
-def compute_bound_batch(config: ModelConfig, device: object, tp: int = 1, engine: Engine | None = None,
-                        **options: Any) -> float | np.ndarray:
+def compute_bound_batch(
+    config: ModelConfig, device: object, tp: int = 1, engine: Engine | None = None, **options: Any
+) -> float | np.ndarray:
     """The batch at which a decode step's linear layers take as long to compute as to read: their ridge.
 
     The linear layers read their ``W = P_w b`` bytes once per step and do
@@ -377,8 +467,10 @@ def compute_bound_batch(config: ModelConfig, device: object, tp: int = 1, engine
     [246, 246, 125]
     """
     if config.experts > 1:
-        raise ValueError(f"config must be a dense model (a mixture of experts reads more experts as the batch "
-                         f"grows; see expected_experts_touched), got {config.name} with {config.experts} experts")
+        raise ValueError(
+            f"config must be a dense model (a mixture of experts reads more experts as the batch "
+            f"grows; see expected_experts_touched), got {config.name} with {config.experts} experts"
+        )
     cluster, layout = Cluster(device), Layout(tp=tp)
     check_layout(config, layout)
     eng = configure(cluster.device, engine, **options)

@@ -20,17 +20,49 @@ element, batch ``B`` and a ring over ``K`` devices, each moves about
 """
 
 from lib.transformer.hf import ARCHITECTURES, from_hf_config, read_hf_config
-from lib.transformer.models import (ModelConfig, ParameterBreakdown, active_parameter_count, decode_parameters_read,
-                                    kv_cache_bytes_per_token, parameter_breakdown, parameter_count)
+from lib.transformer.models import (
+    ModelConfig,
+    ParameterBreakdown,
+    active_parameter_count,
+    decode_parameters_read,
+    kv_cache_bytes_per_token,
+    parameter_breakdown,
+    parameter_count,
+)
+from lib.transformer.parallel import (
+    TPComm,
+    check_tp_degree,
+    decode_time_bound,
+    kv_heads_per_device,
+    shard_efficiency,
+    tp_bytes_per_collective,
+    tp_collectives_per_token,
+    tp_comm_per_token,
+    tp_crossover_batch,
+    valid_tp_degrees,
+)
 from lib.transformer.presets import PRESETS
-from lib.transformer.parallel import (TPComm, check_tp_degree, decode_time_bound, kv_heads_per_device,
-                                      shard_efficiency, tp_bytes_per_collective, tp_collectives_per_token,
-                                      tp_comm_per_token, tp_crossover_batch, valid_tp_degrees)
 
 __all__ = [
-    "ARCHITECTURES", "from_hf_config", "read_hf_config",
-    "ModelConfig", "PRESETS", "ParameterBreakdown", "parameter_breakdown", "parameter_count",
-    "active_parameter_count", "decode_parameters_read", "kv_cache_bytes_per_token",
-    "tp_bytes_per_collective", "tp_collectives_per_token", "TPComm", "tp_comm_per_token", "tp_crossover_batch",
-    "decode_time_bound", "valid_tp_degrees", "check_tp_degree", "kv_heads_per_device", "shard_efficiency",
+    "ARCHITECTURES",
+    "from_hf_config",
+    "read_hf_config",
+    "ModelConfig",
+    "PRESETS",
+    "ParameterBreakdown",
+    "parameter_breakdown",
+    "parameter_count",
+    "active_parameter_count",
+    "decode_parameters_read",
+    "kv_cache_bytes_per_token",
+    "tp_bytes_per_collective",
+    "tp_collectives_per_token",
+    "TPComm",
+    "tp_comm_per_token",
+    "tp_crossover_batch",
+    "decode_time_bound",
+    "valid_tp_degrees",
+    "check_tp_degree",
+    "kv_heads_per_device",
+    "shard_efficiency",
 ]

@@ -32,11 +32,21 @@ from lib.transformer.models import ModelConfig, parameter_count  # noqa: F401 (f
 __all__ = ["ARCHITECTURES", "from_hf_config", "read_hf_config"]
 
 #: Architectures this reader prices, and whether their attention has query/key/value biases.
-ARCHITECTURES = {"LlamaForCausalLM": False, "MistralForCausalLM": False, "Qwen2ForCausalLM": True,
-                 "MixtralForCausalLM": False, "Qwen3ForCausalLM": False, "Qwen3MoeForCausalLM": False}
+ARCHITECTURES = {
+    "LlamaForCausalLM": False,
+    "MistralForCausalLM": False,
+    "Qwen2ForCausalLM": True,
+    "MixtralForCausalLM": False,
+    "Qwen3ForCausalLM": False,
+    "Qwen3MoeForCausalLM": False,
+}
 
-_REQUIRED = {"num_hidden_layers": "the number of transformer layers", "hidden_size": "the width of the residual "
-             "stream", "num_attention_heads": "the query heads", "vocab_size": "the vocabulary"}
+_REQUIRED = {
+    "num_hidden_layers": "the number of transformer layers",
+    "hidden_size": "the width of the residual stream",
+    "num_attention_heads": "the query heads",
+    "vocab_size": "the vocabulary",
+}
 
 
 def _field(raw: dict, name: str, why: str) -> Any:
@@ -55,8 +65,11 @@ def _whole(name: str, value: Any) -> int:
     ...
     ValueError: num_hidden_layers must be a whole number, got '32'
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-            isinstance(value, float) and not value.is_integer()):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (isinstance(value, float) and not value.is_integer())
+    ):
         raise ValueError(f"{name} must be a whole number, got {value!r}")
     return int(value)
 
@@ -75,11 +88,15 @@ def from_hf_config(raw: dict, name: str | None = None) -> ModelConfig:
     hidden = fields["hidden_size"]
     head_dim = raw.get("head_dim")
     if head_dim is not None and _whole("head_dim", head_dim) * heads != hidden:
-        raise ValueError(f"head_dim must equal hidden_size / num_attention_heads ({hidden // heads}) for the book's "
-                         f"model, got {head_dim}")
+        raise ValueError(
+            f"head_dim must equal hidden_size / num_attention_heads ({hidden // heads}) for the book's "
+            f"model, got {head_dim}"
+        )
     if raw.get("shared_expert_intermediate_size") or raw.get("n_shared_experts"):
-        raise ValueError("shared_expert_intermediate_size: shared experts are not priced by this model; "
-                         "remove the field only if the model has none")
+        raise ValueError(
+            "shared_expert_intermediate_size: shared experts are not priced by this model; "
+            "remove the field only if the model has none"
+        )
     experts_key = "num_local_experts" if "num_local_experts" in raw else "num_experts"
     experts = _whole(experts_key, raw.get(experts_key) or 1)
     if experts > 1:
@@ -91,13 +108,21 @@ def from_hf_config(raw: dict, name: str | None = None) -> ModelConfig:
         top_k = 1
     label = name or raw.get("_name_or_path") or arch
     return ModelConfig(
-        str(label), layers=fields["num_hidden_layers"], hidden=hidden, heads=heads,
-        kv_heads=_whole("num_key_value_heads", raw.get("num_key_value_heads") or heads), ffn_hidden=ffn,
+        str(label),
+        layers=fields["num_hidden_layers"],
+        hidden=hidden,
+        heads=heads,
+        kv_heads=_whole("num_key_value_heads", raw.get("num_key_value_heads") or heads),
+        ffn_hidden=ffn,
         vocab=fields["vocab_size"],
-        experts=experts, experts_per_token=top_k, gated_mlp=True,
+        experts=experts,
+        experts_per_token=top_k,
+        gated_mlp=True,
         qkv_bias=ARCHITECTURES[arch] or bool(raw.get("attention_bias", False)),
         tied_embeddings=bool(raw.get("tie_word_embeddings", False)),
-        source="", source_note=f"read from a config.json ({arch})")
+        source="",
+        source_note=f"read from a config.json ({arch})",
+    )
 
 
 def read_hf_config(path: str | Path, name: str | None = None) -> ModelConfig:
@@ -118,4 +143,3 @@ def read_hf_config(path: str | Path, name: str | None = None) -> ModelConfig:
     except json.JSONDecodeError as error:
         raise ValueError(f"config.json must be valid JSON: {file}: {error}") from None
     return from_hf_config(raw, name or file.parent.name)
-

@@ -113,14 +113,22 @@ class ModelConfig:
     v_head_dim: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab",
-                     "experts", "experts_per_token"):
+        for name in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts", "experts_per_token"):
             value = getattr(self, name)
             _checks.count(name, value, minimum=1)
             if isinstance(value, (float, np.floating)) or np.ndim(value) != 0:
                 raise ValueError(f"{name} must be a plain integer, got {value!r}")
-        for name in ("head_width", "shared_experts", "shared_ffn_hidden", "dense_layers", "dense_ffn_hidden",
-                     "kv_lora_rank", "q_lora_rank", "rope_head_dim", "v_head_dim"):
+        for name in (
+            "head_width",
+            "shared_experts",
+            "shared_ffn_hidden",
+            "dense_layers",
+            "dense_ffn_hidden",
+            "kv_lora_rank",
+            "q_lora_rank",
+            "rope_head_dim",
+            "v_head_dim",
+        ):
             value = getattr(self, name)
             _checks.count(name, value, minimum=0)
             if isinstance(value, (float, np.floating)) or np.ndim(value) != 0:
@@ -130,9 +138,7 @@ class ModelConfig:
         if self.head_width == 0 and self.hidden % self.heads:
             raise ValueError(f"hidden must be a multiple of heads, got hidden={self.hidden}, heads={self.heads}")
         if self.heads % self.kv_heads:
-            raise ValueError(
-                f"heads must be a multiple of kv_heads, got heads={self.heads}, kv_heads={self.kv_heads}"
-            )
+            raise ValueError(f"heads must be a multiple of kv_heads, got heads={self.heads}, kv_heads={self.kv_heads}")
         if self.experts_per_token > self.experts:
             raise ValueError(
                 f"experts_per_token must be <= experts, got experts_per_token={self.experts_per_token}, "
@@ -240,8 +246,13 @@ class ParameterBreakdown:
         (True, 12879925248)
         """
         dense = self.dense_layers * (self.attention + self.dense_mlp + self.norms)
-        return ((self.layers - self.dense_layers) * self.layer(experts) + dense + self.embedding + self.head
-                + self.final_norm)
+        return (
+            (self.layers - self.dense_layers) * self.layer(experts)
+            + dense
+            + self.embedding
+            + self.head
+            + self.final_norm
+        )
 
 
 def parameter_breakdown(config: ModelConfig) -> ParameterBreakdown:
@@ -259,11 +270,15 @@ def parameter_breakdown(config: ModelConfig) -> ParameterBreakdown:
         rank, rope = config.kv_lora_rank, config.rope_head_dim
         q_in = config.q_lora_rank or d
         q_heads = config.heads * (hd + rope)
-        qo = (q_in * q_heads + config.heads * config.value_dim * d          # query up (or whole), output
-              + rank * config.heads * (hd + config.value_dim))                # key/value up-projection
+        qo = (
+            q_in * q_heads
+            + config.heads * config.value_dim * d  # query up (or whole), output
+            + rank * config.heads * (hd + config.value_dim)
+        )  # key/value up-projection
         kv = 0
-        replicated = d * (rank + rope) + rank + ((d * config.q_lora_rank + config.q_lora_rank)
-                                                 if config.q_lora_rank else 0)
+        replicated = (
+            d * (rank + rope) + rank + ((d * config.q_lora_rank + config.q_lora_rank) if config.q_lora_rank else 0)
+        )
     else:
         qo = d * q_width + q_width * d + (q_width if config.qkv_bias else 0)
         kv = 2 * d * kv_width + (2 * kv_width if config.qkv_bias else 0)
@@ -273,10 +288,22 @@ def parameter_breakdown(config: ModelConfig) -> ParameterBreakdown:
     dense = matrices * d * (config.dense_ffn_hidden or config.ffn_hidden) if config.dense_layers else 0
     router = d * config.experts if config.experts > 1 else 0
     embedding = config.vocab * d
-    return ParameterBreakdown(attention_qo=qo, attention_kv=kv, mlp=mlp, router=router, norms=2 * d,
-                              embedding=embedding, head=0 if config.tied_embeddings else embedding, final_norm=d,
-                              layers=config.layers, experts=config.experts, attention_replicated=replicated,
-                              shared_mlp=shared, dense_mlp=dense, dense_layers=config.dense_layers)
+    return ParameterBreakdown(
+        attention_qo=qo,
+        attention_kv=kv,
+        mlp=mlp,
+        router=router,
+        norms=2 * d,
+        embedding=embedding,
+        head=0 if config.tied_embeddings else embedding,
+        final_norm=d,
+        layers=config.layers,
+        experts=config.experts,
+        attention_replicated=replicated,
+        shared_mlp=shared,
+        dense_mlp=dense,
+        dense_layers=config.dense_layers,
+    )
 
 
 def parameter_count(config: ModelConfig) -> int:

@@ -13,7 +13,7 @@ import numpy as np
 
 from lib import _checks, collectives
 from lib.transformer.models import ModelConfig
-from lib.transformer.presets import PRESETS  # for the doctests
+from lib.transformer.presets import PRESETS  # noqa: F401  (the doctests use it)
 
 __all__ = [
     "tp_bytes_per_collective",
@@ -31,8 +31,9 @@ __all__ = [
 Number = Any  # a float or a numpy array of floats
 
 
-def tp_bytes_per_collective(hidden: Number, bytes_per_element: Number, batch: Number,
-                            devices: Number) -> float | np.ndarray:
+def tp_bytes_per_collective(
+    hidden: Number, bytes_per_element: Number, batch: Number, devices: Number
+) -> float | np.ndarray:
     """Bytes each device sends in one tensor-parallel all-reduce (ring).
 
     The all-reduced activation holds ``hidden * batch`` elements of
@@ -80,8 +81,14 @@ class TPComm:
         return _checks.result(np.asarray(self.latency_time) + np.asarray(self.transfer_time))
 
 
-def tp_comm_per_token(config: ModelConfig, devices: Number, batch: Number = 1, bytes_per_element: Number = 2,
-                      latency: Number = 0.0, bandwidth: Number = np.inf) -> TPComm:
+def tp_comm_per_token(
+    config: ModelConfig,
+    devices: Number,
+    batch: Number = 1,
+    bytes_per_element: Number = 2,
+    latency: Number = 0.0,
+    bandwidth: Number = np.inf,
+) -> TPComm:
     """Per-token all-reduce cost of tensor parallelism over ``devices``.
 
     ``collectives = 2 L`` (none on one device), ``bytes`` is their total per
@@ -116,8 +123,9 @@ def tp_comm_per_token(config: ModelConfig, devices: Number, batch: Number = 1, b
     )
 
 
-def tp_crossover_batch(hidden: Number, bytes_per_element: Number, devices: Number, latency: Number,
-                       bandwidth: Number) -> float | np.ndarray:
+def tp_crossover_batch(
+    hidden: Number, bytes_per_element: Number, devices: Number, latency: Number, bandwidth: Number
+) -> float | np.ndarray:
     """Batch size at which an all-reduce's transfer time equals its startup.
 
     Solves ``latency = 2 (K - 1) / K * d * b * B / bandwidth`` for ``B``:
@@ -140,8 +148,9 @@ def tp_crossover_batch(hidden: Number, bytes_per_element: Number, devices: Numbe
     return _checks.result(message / (d * b))
 
 
-def decode_time_bound(parameter_bytes: Number, devices: Number, device_bandwidth: Number,
-                      communication: Number = 0.0) -> float | np.ndarray:
+def decode_time_bound(
+    parameter_bytes: Number, devices: Number, device_bandwidth: Number, communication: Number = 0.0
+) -> float | np.ndarray:
     """Lower bound on the time of one decode step: ``P b / (K BW) + communication``.
 
     Each device must read its ``1/K`` share of the weights from memory for
@@ -202,8 +211,10 @@ def check_tp_degree(config: ModelConfig, degree: int, name: str = "devices") -> 
     """
     k = _checks.scalar_count(name, degree, minimum=1)
     if k not in valid_tp_degrees(config, k, replicate_kv=True):
-        raise ValueError(f"{name} must split the {config.heads} heads, {config.kv_heads} KV heads and MLP width "
-                         f"{config.ffn_hidden} of {config.name} evenly (see valid_tp_degrees), got {k}")
+        raise ValueError(
+            f"{name} must split the {config.heads} heads, {config.kv_heads} KV heads and MLP width "
+            f"{config.ffn_hidden} of {config.name} evenly (see valid_tp_degrees), got {k}"
+        )
     return k
 
 

@@ -42,13 +42,17 @@ def main(argv: list[str] | None = None) -> int:
     """Print the table (``argv``: command-line arguments; none are taken)."""
     argparse.ArgumentParser(prog="python -m lib.validation", description=__doc__.split("\n")[0]).parse_args(argv)
     scores = summary()
-    print(f"{'family':<26}{'split (calibration -> held out)':<52}{'held out':>9}{'median |e|':>12}{'p90 |e|':>9}"
-          f"{'95 % interval (median)':>24}{'goal':>6}{'met':>5}")
+    print(
+        f"{'family':<26}{'split (calibration -> held out)':<52}{'held out':>9}{'median |e|':>12}{'p90 |e|':>9}"
+        f"{'95 % interval (median)':>24}{'goal':>6}{'met':>5}"
+    )
     for label, key, family, split in ROWS:
         s, goal = scores[key], SPLITS[family].goal
         low, high = s.median_interval
-        print(f"{label:<26}{split:<52}{s.n:>9}{100 * s.median:>10.1f} %{100 * s.p90:>7.1f} %"
-              f"{f'{100 * low:.1f} to {100 * high:.1f} %':>24}{100 * goal:>4.0f} %{'yes' if s.median <= goal else 'no':>5}")
+        print(
+            f"{label:<26}{split:<52}{s.n:>9}{100 * s.median:>10.1f} %{100 * s.p90:>7.1f} %"
+            f"{f'{100 * low:.1f} to {100 * high:.1f} %':>24}{100 * goal:>4.0f} %{'yes' if s.median <= goal else 'no':>5}"
+        )
     print(f"post hoc (chosen after seeing residuals, reported beside): {POST_HOC['allreduce']}")
     return 0
 

@@ -32,14 +32,28 @@ import numpy as np
 
 from lib import _checks
 from lib.collectives import allreduce_bytes, collective_time, tune_allreduce
-from lib.hardware import Link, link as lookup_link
+from lib.hardware import Link
+from lib.hardware import link as lookup_link
 from lib.measure.stats import median_abs_error, relative_error
 from lib.queueing.theory import bisect
 from lib.validation.fitting import minimise
 from lib.validation.published import AllReduceSweep
 
-__all__ = ["System", "SYSTEMS", "UNMODELLED", "scaled_link", "Prediction", "predict_nccl", "NCCLFit", "calibrate_nccl",
-           "LineFit", "calibrate_line", "calibrate_efficiency", "relative_error", "median_abs_error"]
+__all__ = [
+    "System",
+    "SYSTEMS",
+    "UNMODELLED",
+    "scaled_link",
+    "Prediction",
+    "predict_nccl",
+    "NCCLFit",
+    "calibrate_nccl",
+    "LineFit",
+    "calibrate_line",
+    "calibrate_efficiency",
+    "relative_error",
+    "median_abs_error",
+]
 
 
 @dataclass(frozen=True)
@@ -64,20 +78,24 @@ SYSTEMS: dict[str, System] = {
     "allreduce_h100_8gpu_aws_p5": System("nvlink4", why="p5.48xlarge: H100 with NVSwitch (NVLink 4)"),
     "allreduce_h200_8gpu_mle": System("nvlink4", why="H200 with NVSwitch (NVLink 4)"),
     "allreduce_b200_8gpu_mle": System("nvlink5", why="p6-b200.48xlarge: B200 with NVSwitch (NVLink 5)"),
-    "allreduce_a100_16gpu_aws_p4de": System("nvlink3", 2, "eth-400g", 1,
-                                            "p4de.24xlarge: 400 Gbps of EFA per node (AWS's table)"),
-    "allreduce_a100_16gpu_oci": System("nvlink3", 2, "eth-100g", 16,
-                                       "BM.GPU4.8: 16 x 100 Gbps RoCE v2 ports per node (the tutorial)"),
-    "allreduce_h100_16gpu_aws_p5": System("nvlink4", 2, "eth-400g", 8,
-                                          "p5.48xlarge: 3200 Gbps of EFA per node (AWS's table)"),
-    "allreduce_b200_32gpu_mle": System("nvlink5", 4, "eth-400g", 8,
-                                       "p6-b200.48xlarge: 8 x 400 Gbps EFA v4 NICs per node (ml-engineering)"),
+    "allreduce_a100_16gpu_aws_p4de": System(
+        "nvlink3", 2, "eth-400g", 1, "p4de.24xlarge: 400 Gbps of EFA per node (AWS's table)"
+    ),
+    "allreduce_a100_16gpu_oci": System(
+        "nvlink3", 2, "eth-100g", 16, "BM.GPU4.8: 16 x 100 Gbps RoCE v2 ports per node (the tutorial)"
+    ),
+    "allreduce_h100_16gpu_aws_p5": System(
+        "nvlink4", 2, "eth-400g", 8, "p5.48xlarge: 3200 Gbps of EFA per node (AWS's table)"
+    ),
+    "allreduce_b200_32gpu_mle": System(
+        "nvlink5", 4, "eth-400g", 8, "p6-b200.48xlarge: 8 x 400 Gbps EFA v4 NICs per node (ml-engineering)"
+    ),
 }
 
 #: Sweeps kept in ``data/published`` but not modelled, and why.
 UNMODELLED = {
     "allreduce_h100_16gpu_gcp_a3mega": "the source names GPUDirect-TCPXO but neither the number nor the rate of "
-                                       "the network ports, and does not print which transport NCCL used",
+    "the network ports, and does not print which transport NCCL used",
 }
 
 
@@ -109,8 +127,9 @@ class Prediction:
     protocol: Any
 
 
-def predict_nccl(message_bytes: Any, name: str, gpus: int | None = None, efficiency: float = 1.0,
-                 overhead: float = 0.0) -> Prediction:
+def predict_nccl(
+    message_bytes: Any, name: str, gpus: int | None = None, efficiency: float = 1.0, overhead: float = 0.0
+) -> Prediction:
     """NCCL's tuner on the system of sweep ``name``: ``overhead + tune_allreduce(...)``, links scaled by ``efficiency``.
 
     ``gpus`` defaults to the sweep's own count (8 per node).
@@ -206,7 +225,8 @@ def calibrate_efficiency(sweep: AllReduceSweep, mask: Any) -> float:
     sizes, times = sweep.size[pick], sweep.time[pick]
 
     def loss(grid: np.ndarray) -> np.ndarray:
-        return np.array([np.sum(np.log(predict_nccl(sizes, sweep.name, sweep.gpus, float(e)).time / times) ** 2)
-                         for e in grid])
+        return np.array(
+            [np.sum(np.log(predict_nccl(sizes, sweep.name, sweep.gpus, float(e)).time / times) ** 2) for e in grid]
+        )
 
     return minimise(loss, 0.05, 20.0, log=True)

@@ -27,8 +27,8 @@ vLLM's benchmark (:mod:`lib.collectives.engine`).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -38,14 +38,21 @@ from lib.serving import Layout
 from lib.units import B, s
 from lib.validation.fitting import fit_overhead, minimise
 from lib.validation.models import model_config
-from lib.validation.published import load_published
 from lib.validation.predict import predict_row
+from lib.validation.published import load_published
 from lib.validation.requests import first_token_time
 from lib.validation.sources import cluster_for, engine_for
 from lib.validation.splits import decode_role
 
-__all__ = ["STREAM_KERNEL", "SLOPE_PROMPTS", "measured_memory_efficiency", "slope_pairs", "fit_compute_efficiency",
-           "ServingCalibration", "calibrate_serving"]
+__all__ = [
+    "STREAM_KERNEL",
+    "SLOPE_PROMPTS",
+    "measured_memory_efficiency",
+    "slope_pairs",
+    "fit_compute_efficiency",
+    "ServingCalibration",
+    "calibrate_serving",
+]
 
 #: The BabelStream kernel whose rate is the achieved memory bandwidth (a read and a write per element, no FLOPs).
 STREAM_KERNEL = "Copy"
@@ -68,11 +75,21 @@ def measured_memory_efficiency(rows: Sequence[dict] | None = None) -> float:
 
 def slope_pairs(rows: Sequence[dict]) -> list[tuple[dict, dict]]:
     """``(128-token row, 2,048-token row)`` pairs of the same model and output length, TP 1, batch 1, mean."""
-    picked = [r for r in rows if r["quantity"] == "ttft" and r["statistic"] == "mean" and r["batch"] == 1
-              and r["tp"] == 1 and r["input_tokens"] in SLOPE_PROMPTS]
+    picked = [
+        r
+        for r in rows
+        if r["quantity"] == "ttft"
+        and r["statistic"] == "mean"
+        and r["batch"] == 1
+        and r["tp"] == 1
+        and r["input_tokens"] in SLOPE_PROMPTS
+    ]
     short = {(r["model"], r["output_tokens"]): r for r in picked if r["input_tokens"] == SLOPE_PROMPTS[0]}
-    return [(short[(r["model"], r["output_tokens"])], r) for r in picked
-            if r["input_tokens"] == SLOPE_PROMPTS[1] and (r["model"], r["output_tokens"]) in short]
+    return [
+        (short[(r["model"], r["output_tokens"])], r)
+        for r in picked
+        if r["input_tokens"] == SLOPE_PROMPTS[1] and (r["model"], r["output_tokens"]) in short
+    ]
 
 
 def fit_compute_efficiency(rows: Sequence[dict], memory_efficiency: float) -> float:
@@ -86,8 +103,9 @@ def fit_compute_efficiency(rows: Sequence[dict], memory_efficiency: float) -> fl
         short, long_ = pair
         engine = engine_for(long_, memory_efficiency=em, compute_efficiency=ec, layer_overhead=0.0)
         config, cluster = model_config(long_["model"]), cluster_for(long_)
-        return (first_token_time(config, cluster, Layout(), engine, long_["input_tokens"])
-                - first_token_time(config, cluster, Layout(), engine, short["input_tokens"]))
+        return first_token_time(config, cluster, Layout(), engine, long_["input_tokens"]) - first_token_time(
+            config, cluster, Layout(), engine, short["input_tokens"]
+        )
 
     measured = np.array([b["value_si"] - a["value_si"] for a, b in pairs])
 
@@ -113,8 +131,9 @@ def _overhead_rows(rows: Sequence[dict]) -> list[dict]:
     return [r for r in rows if decode_role(r)[0] == "calibration"]
 
 
-def calibrate_serving(stream: Sequence[dict] | None = None, ttft: Sequence[dict] | None = None,
-                      batches: Sequence[dict] | None = None) -> ServingCalibration:
+def calibrate_serving(
+    stream: Sequence[dict] | None = None, ttft: Sequence[dict] | None = None, batches: Sequence[dict] | None = None
+) -> ServingCalibration:
     """Refit the engine's defaults from ``data/published`` (each argument defaults to its file's rows).
 
     ``stream``: BabelStream rows; ``ttft``: LMDeploy's first-token rows;
@@ -129,8 +148,7 @@ def calibrate_serving(stream: Sequence[dict] | None = None, ttft: Sequence[dict]
     measured = np.array([r["value_si"] for r in rows])
 
     def predict(o: float) -> np.ndarray:
-        return np.array([predict_row(r, memory_efficiency=em, compute_efficiency=ec, layer_overhead=o)
-                         for r in rows])
+        return np.array([predict_row(r, memory_efficiency=em, compute_efficiency=ec, layer_overhead=o) for r in rows])
 
     o = fit_overhead(predict, measured)
     rms = math.sqrt(float(np.mean(np.log(predict(o) / measured) ** 2)))

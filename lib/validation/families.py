@@ -19,17 +19,18 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from lib.measure.stats import relative_error
 from lib.validation.calibrate import calibrate_serving, fit_compute_efficiency
 from lib.validation.fitting import fit_overhead
-from lib.validation.published import load_published
 from lib.validation.predict import measured, predict_row
+from lib.validation.published import load_published
 from lib.validation.schemas import BATCH_DATASETS, DECODE_DATASETS, LOAD_DATASETS, TTFT_DATASETS
 from lib.validation.sources import source
 from lib.validation.splits import decode_role, load_role, prefill_role
@@ -47,8 +48,9 @@ class Validation:
 
     def held_out(self, key: str = "error", **match: Any) -> list[float]:
         """``key`` of every held-out record whose fields equal ``match``."""
-        return [r[key] for r in self.records
-                if r["role"] == "held-out" and all(r.get(k) == v for k, v in match.items())]
+        return [
+            r[key] for r in self.records if r["role"] == "held-out" and all(r.get(k) == v for k, v in match.items())
+        ]
 
 
 def rows_of(datasets: Sequence[str]) -> list[dict]:
@@ -62,10 +64,24 @@ def _record(row: dict, role: tuple[str, float, str], predicted: float | None, **
     kind, distance, reason = role
     if kind != "unscored" and error is None:
         kind, reason = "unscored", "does not fit the assumed device"
-    return dict(dataset=row["dataset"], model=row["model"].split(" (")[0], gpu=row["gpu"], tp=row["tp"],
-                pp=row["pp"], batch=row["batch"], input_tokens=row["input_tokens"],
-                output_tokens=row["output_tokens"], quantity=row["quantity"], measured=value, predicted=predicted,
-                error=error, role=kind, distance=distance, reason=reason, **extra)
+    return dict(
+        dataset=row["dataset"],
+        model=row["model"].split(" (")[0],
+        gpu=row["gpu"],
+        tp=row["tp"],
+        pp=row["pp"],
+        batch=row["batch"],
+        input_tokens=row["input_tokens"],
+        output_tokens=row["output_tokens"],
+        quantity=row["quantity"],
+        measured=value,
+        predicted=predicted,
+        error=error,
+        role=kind,
+        distance=distance,
+        reason=reason,
+        **extra,
+    )
 
 
 def _predict(row: dict, **fixed: Any) -> float | None:
@@ -115,8 +131,13 @@ def validate_decode(rows: Sequence[dict] | None = None) -> Validation:
         cal = [r for r in group if decode_role(r)[0] == "calibration"]
         o = _fit(cal, "layer_overhead", memory_efficiency=em, compute_efficiency=ec) if cal else None
         constants[f"layer_overhead.{engine}"] = o
-        records += score_rows(group, decode_role, dict(memory_efficiency=em, compute_efficiency=ec,
-                                                       layer_overhead=o), engine=engine, layer_overhead=o)
+        records += score_rows(
+            group,
+            decode_role,
+            dict(memory_efficiency=em, compute_efficiency=ec, layer_overhead=o),
+            engine=engine,
+            layer_overhead=o,
+        )
     return Validation("decode", tuple(records), constants)
 
 
@@ -127,17 +148,21 @@ def validate_prefill(rows: Sequence[dict] | None = None) -> Validation:
     cal = [r for r in rows if prefill_role(r)[0] == "calibration"]
     ec = fit_compute_efficiency(cal, em)
     o = _fit(cal, "layer_overhead", memory_efficiency=em, compute_efficiency=ec)
-    records = score_rows(rows, prefill_role, dict(memory_efficiency=em, compute_efficiency=ec, layer_overhead=o),
-                         engine="LMDeploy")
+    records = score_rows(
+        rows, prefill_role, dict(memory_efficiency=em, compute_efficiency=ec, layer_overhead=o), engine="LMDeploy"
+    )
     return Validation("prefill", tuple(records), {"compute_efficiency": ec, "layer_overhead.LMDeploy": o})
 
 
 def _load_fixed(row: dict, lmdeploy_layer: float, step: float) -> dict:
     em, ec, layer = _defaults()
     src = source(row["dataset"])
-    return dict(memory_efficiency=em, compute_efficiency=ec,
-                layer_overhead=lmdeploy_layer if src.engine == "LMDeploy" else layer,
-                step_overhead=0.0 if src.async_scheduling else step)
+    return dict(
+        memory_efficiency=em,
+        compute_efficiency=ec,
+        layer_overhead=lmdeploy_layer if src.engine == "LMDeploy" else layer,
+        step_overhead=0.0 if src.async_scheduling else step,
+    )
 
 
 def validate_load(rows: Sequence[dict] | None = None, prefill: Validation | None = None) -> Validation:
@@ -151,16 +176,26 @@ def validate_load(rows: Sequence[dict] | None = None, prefill: Validation | None
     rows = rows_of(LOAD_DATASETS) if rows is None else list(rows)
     lmdeploy_layer = (prefill or validate_prefill()).constants["layer_overhead.LMDeploy"]
     cal = [r for r in rows if load_role(r)[0] == "calibration"]
-    per_request = 1 / np.array([measured(r) for r in cal])          # seconds per request: affine in the cost
-    step = fit_overhead(lambda o: 1 / np.array([predict_row(r, **_load_fixed(r, lmdeploy_layer, o)) for r in cal]),
-                        per_request, upper=0.1)
+    per_request = 1 / np.array([measured(r) for r in cal])  # seconds per request: affine in the cost
+    step = fit_overhead(
+        lambda o: 1 / np.array([predict_row(r, **_load_fixed(r, lmdeploy_layer, o)) for r in cal]),
+        per_request,
+        upper=0.1,
+    )
     records = []
     for row in rows:
         predicted = _predict(row, **_load_fixed(row, lmdeploy_layer, step))
         default = None if predicted is None else _predict(row, **_load_fixed(row, lmdeploy_layer, 0.0))
-        rec = _record(row, load_role(row), predicted, engine=row["software"].split(",")[0].split(" (")[0],
-                      statistic=row["statistic"], concurrency=row["concurrency"], rate=row["request_rate"],
-                      predicted_default=default)
+        rec = _record(
+            row,
+            load_role(row),
+            predicted,
+            engine=row["software"].split(",")[0].split(" (")[0],
+            statistic=row["statistic"],
+            concurrency=row["concurrency"],
+            rate=row["request_rate"],
+            predicted_default=default,
+        )
         rec["error_default"] = None if default is None else float(relative_error(default, rec["measured"]))
         records.append(rec)
     return Validation("load", tuple(records), {"step_overhead": step, "layer_overhead.LMDeploy": lmdeploy_layer})

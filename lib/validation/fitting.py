@@ -10,7 +10,8 @@ exactly, on a grid refined around its best point.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -24,9 +24,8 @@ from typing import Any
 from lib.serving import Layout
 from lib.validation.models import model_config
 from lib.validation.published import load_published
+from lib.validation.requests import Workload, batch_time, capacity, first_token_time, loaded_step, open_loop_batch
 from lib.validation.schemas import LOAD_DATASETS
-from lib.validation.requests import (Workload, batch_time, capacity, first_token_time, loaded_step,
-                                     open_loop_batch)
 from lib.validation.sources import cluster_for, engine_for, source
 
 __all__ = ["GPTFAST_PROMPT", "GPTFAST_OUTPUT", "SHAREGPT", "workload", "measured", "predict_row"]
@@ -41,8 +40,7 @@ SHAREGPT = {1200: (269081, 226901), 2400: (540779, 461874), 2000: (448102, 38306
 def _sibling(row: dict, quantity: str) -> float:
     """The value of another quantity printed on the same source line as ``row``."""
     for other in load_published(row["dataset"]):
-        if (other["source"], other["source_line"], other["quantity"]) == (row["source"], row["source_line"],
-                                                                          quantity):
+        if (other["source"], other["source_line"], other["quantity"]) == (row["source"], row["source_line"], quantity):
             return other["value_si"]
     raise ValueError(f"row: no {quantity} printed beside it at {row['source']} line {row['source_line']}")
 
@@ -96,8 +94,18 @@ def predict_row(row: dict, **fixed: Any) -> float:
     if q == "decode_rate":
         return batch_time(config, cluster, layout, engine, 1, GPTFAST_PROMPT, GPTFAST_OUTPUT) / GPTFAST_OUTPUT
     if q == "request_latency":
-        return batch_time(config, cluster, layout, engine, row["batch"], row["input_tokens"], row["output_tokens"],
-                          src.budget, src.loop_steps, src.memory_waves)
+        return batch_time(
+            config,
+            cluster,
+            layout,
+            engine,
+            row["batch"],
+            row["input_tokens"],
+            row["output_tokens"],
+            src.budget,
+            src.loop_steps,
+            src.memory_waves,
+        )
     if row["dataset"] not in LOAD_DATASETS:
         raise ValueError(f"row: no prediction for quantity {q!r} outside a serving benchmark")
     load = workload(row)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from lib import _checks
 from lib.collectives import busbw_factor
-from lib.validation.schemas import (ALLREDUCE_DATASETS, DATASETS, INTEGER_COLUMNS, UNIT_SI, schema)
+from lib.validation.schemas import ALLREDUCE_DATASETS, INTEGER_COLUMNS, UNIT_SI, schema
 
 __all__ = ["DATA_DIR", "load_published", "AllReduceSweep", "allreduce_sweep", "rounding_error"]
 
@@ -67,7 +67,7 @@ def _typed(row: dict) -> dict:
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def _rows(name: str) -> tuple:
     schema(name)
     with (DATA_DIR / f"{name}.csv").open(encoding="utf-8", newline="") as handle:
@@ -111,7 +111,7 @@ def rounding_error(printed: str) -> float:
     except (TypeError, ValueError):
         raise ValueError(f"printed must be a number as text, got {printed!r}") from None
     decimals = len(printed.split(".")[1]) if "." in printed else 0
-    return 0.5 * 10.0 ** -decimals / value if value > 0 else float("inf")
+    return 0.5 * 10.0**-decimals / value if value > 0 else float("inf")
 
 
 @dataclass(frozen=True)
@@ -179,5 +179,13 @@ def allreduce_sweep(name: str, max_rounding: float = 0.01) -> AllReduceSweep:
         sizes.append(float(size))
         times.append(time)
         derived.append("time" not in printed)
-    return AllReduceSweep(name, rows[0]["system"], k, rows[0]["nodes"], np.array(sizes), np.array(times),
-                          np.array(derived), tuple(dropped))
+    return AllReduceSweep(
+        name,
+        rows[0]["system"],
+        k,
+        rows[0]["nodes"],
+        np.array(sizes),
+        np.array(times),
+        np.array(derived),
+        tuple(dropped),
+    )

@@ -32,7 +32,7 @@ from lib.validation.allreduce import SYSTEMS, calibrate_efficiency, predict_nccl
 from lib.validation.families import Validation, validate_decode, validate_load, validate_prefill
 from lib.validation.published import AllReduceSweep, allreduce_sweep, load_published
 from lib.validation.schemas import ALGORITHM_DATASETS
-from lib.validation.splits import BAND, HELD_OUT_DOUBLINGS, SPLITS, allreduce_roles
+from lib.validation.splits import BAND, HELD_OUT_DOUBLINGS, allreduce_roles
 
 __all__ = ["Score", "score", "validate_allreduce", "validate_algorithms", "validations", "summary"]
 
@@ -64,16 +64,22 @@ def score(errors: Any, resamples: int = RESAMPLES, seed: int = SEED, level: floa
         raise ValueError(f"errors must be at least one finite number, got {e.size} values")
     rng = np.random.default_rng(seed)
     draws = e[rng.integers(0, e.size, size=(resamples, e.size))]
-    return Score(int(e.size), float(np.median(e)), float(np.percentile(e, 90)),
-                 percentile_interval(np.median(draws, axis=1), level),
-                 percentile_interval(np.percentile(draws, 90, axis=1), level))
+    return Score(
+        int(e.size),
+        float(np.median(e)),
+        float(np.percentile(e, 90)),
+        percentile_interval(np.median(draws, axis=1), level),
+        percentile_interval(np.percentile(draws, 90, axis=1), level),
+    )
 
 
 def _post_hoc_roles(size: np.ndarray, roles: np.ndarray, doublings: np.ndarray) -> np.ndarray:
     above = np.log2(size / size.min())
-    return np.where((roles == "calibration") | (above == 0), "calibration",
-                    np.where((doublings >= HELD_OUT_DOUBLINGS - 1e-9) & (above >= HELD_OUT_DOUBLINGS - 1e-9),
-                             "held-out", "gap"))
+    return np.where(
+        (roles == "calibration") | (above == 0),
+        "calibration",
+        np.where((doublings >= HELD_OUT_DOUBLINGS - 1e-9) & (above >= HELD_OUT_DOUBLINGS - 1e-9), "held-out", "gap"),
+    )
 
 
 def _sweep_records(sweep: AllReduceSweep) -> tuple[list[dict], dict]:
@@ -87,14 +93,28 @@ def _sweep_records(sweep: AllReduceSweep) -> tuple[list[dict], dict]:
     records = []
     for i, size in enumerate(sweep.size):
         t = float(sweep.time[i])
-        records.append(dict(
-            dataset=sweep.name, size=float(size), measured=t, derived=bool(sweep.derived[i]),
-            predicted=float(model.time[i]), error=float(relative_error(model.time[i], t)), role=str(roles[i]),
-            distance=float(doublings[i]), in_band=bool(BAND[0] <= size <= BAND[1]), algorithm=str(model.algorithm[i]),
-            protocol=str(model.protocol[i]), efficiency=eta, as_is=float(as_is[i]),
-            as_is_error=float(relative_error(as_is[i], t)), post_hoc=float(model.time[i] + floor),
-            post_hoc_error=float(relative_error(max(model.time[i] + floor, 0.0), t)), post_hoc_role=str(post[i]),
-            floor=floor))
+        records.append(
+            dict(
+                dataset=sweep.name,
+                size=float(size),
+                measured=t,
+                derived=bool(sweep.derived[i]),
+                predicted=float(model.time[i]),
+                error=float(relative_error(model.time[i], t)),
+                role=str(roles[i]),
+                distance=float(doublings[i]),
+                in_band=bool(BAND[0] <= size <= BAND[1]),
+                algorithm=str(model.algorithm[i]),
+                protocol=str(model.protocol[i]),
+                efficiency=eta,
+                as_is=float(as_is[i]),
+                as_is_error=float(relative_error(as_is[i], t)),
+                post_hoc=float(model.time[i] + floor),
+                post_hoc_error=float(relative_error(max(model.time[i] + floor, 0.0), t)),
+                post_hoc_role=str(post[i]),
+                floor=floor,
+            )
+        )
     return records, {f"efficiency.{sweep.name}": eta, f"floor.{sweep.name}": floor}
 
 
@@ -119,7 +139,7 @@ def _forced(setting: str, prefix: str, names: tuple[str, ...]) -> tuple[str, ...
     """The names ``NCCL_ALGO=...`` or ``NCCL_PROTO=...`` leaves (all of them when not forced)."""
     if not setting.startswith(prefix):
         return names
-    wanted = setting[len(prefix):].split(" ")[0].lower()
+    wanted = setting[len(prefix) :].split(" ")[0].lower()
     return tuple(n for n in names if n.lower() == wanted)
 
 
@@ -141,19 +161,34 @@ def validate_algorithms() -> list[dict]:
             pair = min(((a, p) for a in algorithms for p in protocols), key=lambda ap: float(choice.costs[ap].time))
             t = float(choice.costs[pair].time)
             logged = row["algorithm"].split(" ")[0].lower()
-            records.append(dict(dataset=name, gpus=row["gpus"], size=float(row["size_bytes"]),
-                                selection=row["selection"].split(" (")[0], logged=logged, model=pair[0],
-                                model_protocol=pair[1], protocol=row["protocol"], measured=row["value_si"],
-                                predicted=t, error=float(relative_error(t, row["value_si"])),
-                                agrees=logged == pair[0]))
+            records.append(
+                dict(
+                    dataset=name,
+                    gpus=row["gpus"],
+                    size=float(row["size_bytes"]),
+                    selection=row["selection"].split(" (")[0],
+                    logged=logged,
+                    model=pair[0],
+                    model_protocol=pair[1],
+                    protocol=row["protocol"],
+                    measured=row["value_si"],
+                    predicted=t,
+                    error=float(relative_error(t, row["value_si"])),
+                    agrees=logged == pair[0],
+                )
+            )
     return records
 
 
 @lru_cache(maxsize=1)
 def _cached() -> dict[str, Validation]:
     prefill = validate_prefill()
-    return {"allreduce": validate_allreduce(), "decode": validate_decode(), "prefill": prefill,
-            "load": validate_load(prefill=prefill)}
+    return {
+        "allreduce": validate_allreduce(),
+        "decode": validate_decode(),
+        "prefill": prefill,
+        "load": validate_load(prefill=prefill),
+    }
 
 
 def validations() -> dict[str, Validation]:
@@ -171,10 +206,17 @@ def summary() -> dict[str, Score]:
     v = validations()
     ar = v["allreduce"]
     post = [r["post_hoc_error"] for r in ar.records if r["post_hoc_role"] == "held-out"]
-    old = [r["error"] for r in v["decode"].records if r["role"] == "held-out"
-           and r["engine"] in ("FasterTransformer", "gpt-fast")]
-    return {"allreduce": score(ar.held_out()), "allreduce_band": score(ar.held_out(in_band=True)),
-            "allreduce_post_hoc": score(post), "decode": score(v["decode"].held_out()),
-            "decode_ft_gptfast": score(old), "prefill": score(v["prefill"].held_out()),
-            "load": score(v["load"].held_out())}
-
+    old = [
+        r["error"]
+        for r in v["decode"].records
+        if r["role"] == "held-out" and r["engine"] in ("FasterTransformer", "gpt-fast")
+    ]
+    return {
+        "allreduce": score(ar.held_out()),
+        "allreduce_band": score(ar.held_out(in_band=True)),
+        "allreduce_post_hoc": score(post),
+        "decode": score(v["decode"].held_out()),
+        "decode_ft_gptfast": score(old),
+        "prefill": score(v["prefill"].held_out()),
+        "load": score(v["load"].held_out()),
+    }

@@ -45,16 +45,40 @@ from dataclasses import dataclass
 import numpy as np
 
 from lib import _checks
-from lib.serving import ACTIVATION_BYTES, Cluster, Engine, Layout, decode_step, hop_time, memory_fit, pass_work
-from lib.serving import prefill_time
+from lib.serving import (
+    ACTIVATION_BYTES,
+    Cluster,
+    Engine,
+    Layout,
+    decode_step,
+    hop_time,
+    memory_fit,
+    pass_work,
+    prefill_time,
+)
 from lib.transformer import ModelConfig
 
-__all__ = ["Workload", "batch_prefill_time", "batch_time", "waves", "first_token_time", "capacity", "loaded_step",
-           "open_loop_batch"]
+__all__ = [
+    "Workload",
+    "batch_prefill_time",
+    "batch_time",
+    "waves",
+    "first_token_time",
+    "capacity",
+    "loaded_step",
+    "open_loop_batch",
+]
 
 
-def batch_prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, batch: int,
-                       prompt_tokens: int, budget: int | None = None) -> float:
+def batch_prefill_time(
+    config: ModelConfig,
+    cluster: Cluster,
+    layout: Layout,
+    engine: Engine,
+    batch: int,
+    prompt_tokens: int,
+    budget: int | None = None,
+) -> float:
     """Prefill of ``batch`` prompts of ``prompt_tokens`` each, sampling one token per prompt, in seconds.
 
     The ``B N`` tokens go in chunks of at most ``budget`` (``None``: all in
@@ -67,8 +91,14 @@ def batch_prefill_time(config: ModelConfig, cluster: Cluster, layout: Layout, en
     tokens = b * n
     chunks = max(1 if budget is None else math.ceil(tokens / budget), min(layout.pp, b))
     chunk = tokens / chunks
-    stages = [float(pass_work(config, cluster, layout, s, engine, prefill=chunk, prefill_context=(n + 1) / 2,
-                              sampled=b / chunks).time) for s in range(layout.pp)]
+    stages = [
+        float(
+            pass_work(
+                config, cluster, layout, s, engine, prefill=chunk, prefill_context=(n + 1) / 2, sampled=b / chunks
+            ).time
+        )
+        for s in range(layout.pp)
+    ]
     hops = float(hop_time(cluster, layout, chunk * config.hidden * ACTIVATION_BYTES))
     return chunks * max(stages) + sum(stages) - max(stages) + hops
 
@@ -86,8 +116,18 @@ def waves(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine,
     return 0 if fit == 0 else math.ceil(batch / fit)
 
 
-def batch_time(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, batch: int, input_tokens: int,
-               output_tokens: int, budget: int | None = None, loop_steps: int = -1, memory_waves: bool = False) -> float:
+def batch_time(
+    config: ModelConfig,
+    cluster: Cluster,
+    layout: Layout,
+    engine: Engine,
+    batch: int,
+    input_tokens: int,
+    output_tokens: int,
+    budget: int | None = None,
+    loop_steps: int = -1,
+    memory_waves: bool = False,
+) -> float:
     """A static batch of ``batch`` requests, from submission to the last token, in seconds (module notes).
 
     ``loop_steps`` is ``-1`` when the prefill samples the first token (``O - 1``
@@ -100,16 +140,19 @@ def batch_time(config: ModelConfig, cluster: Cluster, layout: Layout, engine: En
     o = _checks.scalar_count("output_tokens", output_tokens, minimum=1)
     count = waves(config, cluster, layout, engine, b, n + o) if memory_waves else 1
     if count == 0:
-        raise ValueError(f"batch of {config.name} at {layout.name} does not fit one sequence of {n + o} tokens "
-                         f"on a {cluster.device.name}")
+        raise ValueError(
+            f"batch of {config.name} at {layout.name} does not fit one sequence of {n + o} tokens "
+            f"on a {cluster.device.name}"
+        )
     wave = math.ceil(b / count)
     steps = o + loop_steps
     step = float(decode_step(config, cluster, layout, wave, n + o / 2, engine=engine).tpot) if steps else 0.0
     return count * (batch_prefill_time(config, cluster, layout, engine, wave, n, budget) + steps * step)
 
 
-def first_token_time(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine,
-                     prompt_tokens: int) -> float:
+def first_token_time(
+    config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, prompt_tokens: int
+) -> float:
     """Time to first token of one prompt on an idle engine: :func:`lib.serving.prefill_time`."""
     return float(prefill_time(config, cluster, layout, prompt_tokens, engine=engine))
 
@@ -149,16 +192,22 @@ def capacity(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engi
     return min(int(engine.max_num_seqs), fit)
 
 
-def loaded_step(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, batch: object,
-                workload: Workload) -> np.ndarray:
+def loaded_step(
+    config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, batch: object, workload: Workload
+) -> np.ndarray:
     """Seconds per steady-state step of ``batch`` sequences of the workload (broadcasts over ``batch``)."""
     prompt, output = workload.lengths
-    return np.asarray(decode_step(config, cluster, layout, batch, workload.context, prompt_tokens=prompt,
-                                  output_tokens=output, engine=engine).tpot, dtype=float)
+    return np.asarray(
+        decode_step(
+            config, cluster, layout, batch, workload.context, prompt_tokens=prompt, output_tokens=output, engine=engine
+        ).tpot,
+        dtype=float,
+    )
 
 
-def open_loop_batch(config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, workload: Workload,
-                    rate: float) -> int:
+def open_loop_batch(
+    config: ModelConfig, cluster: Cluster, layout: Layout, engine: Engine, workload: Workload, rate: float
+) -> int:
     """Running sequences under Poisson arrivals at ``rate`` requests per second: Little's law, or the capacity.
 
     A request stays for about ``O`` steps, so ``B = rate O t_step(B)``: the

@@ -28,8 +28,19 @@ import numpy as np
 from lib.units import KiB, MiB
 from lib.validation.models import modelled
 
-__all__ = ["Split", "SPLITS", "POST_HOC", "BAND", "CALIBRATION_DOUBLINGS", "HELD_OUT_DOUBLINGS", "allreduce_roles",
-           "decode_role", "prefill_role", "load_role", "scored_quantity"]
+__all__ = [
+    "Split",
+    "SPLITS",
+    "POST_HOC",
+    "BAND",
+    "CALIBRATION_DOUBLINGS",
+    "HELD_OUT_DOUBLINGS",
+    "allreduce_roles",
+    "decode_role",
+    "prefill_role",
+    "load_role",
+    "scored_quantity",
+]
 
 #: The message sizes of tensor-parallel steps, scored on their own: 8 KiB to 64 MiB.
 BAND = (8 * KiB, 64 * MiB)
@@ -54,33 +65,46 @@ class Split:
 #: The rule of each family, in words (the role functions below implement them).
 SPLITS: dict[str, Split] = {
     "allreduce": Split(
-        "all-reduce", "each sweep's large-message regime: its largest size and the three below it (16x range)",
+        "all-reduce",
+        "each sweep's large-message regime: its largest size and the three below it (16x range)",
         "one link-bandwidth scale per sweep; the floor is NCCL's own latency constants, not fitted",
-        "every size at least 4 doublings below the smallest calibration size", "doublings below calibration",
-        0.10),
+        "every size at least 4 doublings below the smallest calibration size",
+        "doublings below calibration",
+        0.10,
+    ),
     "decode": Split(
-        "decode", "TP 1 only: GPT-20B (FasterTransformer), gpt-fast's one-GPU rows, and the batch-1 rows of "
-        "each Argonne engine", "the fixed cost per layer of each engine (and the engine defaults' own)",
-        "every figure at TP > 1, and every model with no TP 1 figure (Megatron-530B, the 70B models, Mixtral, "
-        "Qwen2)", "doublings of the TP degree (log2 TP)", 0.10),
+        "decode",
+        "TP 1 only: GPT-20B (FasterTransformer), gpt-fast's one-GPU rows, and the batch-1 rows of each Argonne engine",
+        "the fixed cost per layer of each engine (and the engine defaults' own)",
+        "every figure at TP > 1, and every model with no TP 1 figure (Megatron-530B, the 70B models, Mixtral, Qwen2)",
+        "doublings of the TP degree (log2 TP)",
+        0.10,
+    ),
     "prefill": Split(
-        "prefill", "LMDeploy's TP 1 first-token latencies (Llama-2 7B and 13B, batch 1, mean)",
-        "the compute efficiency (from the rise between 128- and 2,048-token prompts) and LMDeploy's cost per "
-        "layer", "the same table at TP 2 (InternLM-20B) and TP 4 (Llama-2 70B)",
-        "doublings of the TP degree (log2 TP)", 0.15),
+        "prefill",
+        "LMDeploy's TP 1 first-token latencies (Llama-2 7B and 13B, batch 1, mean)",
+        "the compute efficiency (from the rise between 128- and 2,048-token prompts) and LMDeploy's cost per layer",
+        "the same table at TP 2 (InternLM-20B) and TP 4 (Llama-2 70B)",
+        "doublings of the TP degree (log2 TP)",
+        0.15,
+    ),
     "load": Split(
-        "throughput under load", "one engine and GPU: LMDeploy on A100-80G at TP 1 (request throughput at a "
-        "closed-loop concurrency of 64, 128 and 256)", "the CPU cost per scheduling step",
+        "throughput under load",
+        "one engine and GPU: LMDeploy on A100-80G at TP 1 (request throughput at a "
+        "closed-loop concurrency of 64, 128 and 256)",
+        "the CPU cost per scheduling step",
         "LMDeploy at TP 2 and 4; SGLang and vLLM on A100, H100 and H200 at TP 1 to 8 (throughput offline, "
-        "time per output token under Poisson arrivals)", "0 same engine, 1 other engine, 2 other engine and GPU",
-        0.15),
+        "time per output token under Poisson arrivals)",
+        "0 same engine, 1 other engine, 2 other engine and GPU",
+        0.15,
+    ),
 }
 
 #: Model forms chosen after seeing residuals: reported beside the pre-registered ones, never instead of them.
 POST_HOC = {
     "allreduce": "a floor per sweep, the smallest message's measured excess over the model, added to the "
-                 "pre-registered model (chosen after seeing that small messages measure the harness); held out: "
-                 "sizes 4 or more doublings from both calibration regimes",
+    "pre-registered model (chosen after seeing that small messages measure the harness); held out: "
+    "sizes 4 or more doublings from both calibration regimes",
 }
 
 
@@ -91,10 +115,11 @@ def allreduce_roles(sizes: Any) -> tuple[np.ndarray, np.ndarray]:
     the calibration regime.
     """
     n = np.asarray(sizes, dtype=float)
-    lowest = n.max() / 2 ** CALIBRATION_DOUBLINGS
+    lowest = n.max() / 2**CALIBRATION_DOUBLINGS
     doublings = np.log2(lowest / n)
-    roles = np.where(n >= lowest * (1 - 1e-12), "calibration",
-                     np.where(doublings >= HELD_OUT_DOUBLINGS - 1e-9, "held-out", "gap"))
+    roles = np.where(
+        n >= lowest * (1 - 1e-12), "calibration", np.where(doublings >= HELD_OUT_DOUBLINGS - 1e-9, "held-out", "gap")
+    )
     return roles, doublings
 
 
