@@ -10,6 +10,7 @@ Introduced in chapter 7 (serving many users). One module per topic, all re-expor
 * :mod:`lib.serving.capacity`: the highest request rate a layout carries within TTFT and TPOT targets;
 * :mod:`lib.serving.sizing`: the fewest devices that carry a request rate, or the most a cluster carries;
 * :mod:`lib.serving.command`: the ``vllm serve`` line that deploys a layout;
+* :mod:`lib.serving.engine_flags`: each engine's server flags at a named release, and a check of a command line;
 * :mod:`lib.serving.speculative`: speculative decoding, its speed-up and where it vanishes;
 * :mod:`lib.serving.disagg`: prefill and decode on separate pools, the KV transfer between them;
 * :mod:`lib.serving.plan`: every layout of a model on a cluster, ranked.
@@ -25,6 +26,7 @@ from lib.serving.capacity import BINDINGS, Capacity, Load, Workload, capacity, r
 from lib.serving.command import parse_vllm_command, vllm_command
 from lib.serving.disagg import Disaggregated, KVTransfer, balance, disaggregate, kv_transfer
 from lib.serving.engine import Engine, configure, scheduler_limits
+from lib.serving.engine_flags import check_command, flag_table
 from lib.serving.layout import Cluster, Layout, check_layout, layouts, stage_layers
 from lib.serving.memory import (
     MemoryFit,
@@ -75,6 +77,8 @@ __all__ = [
     "break_even_batch",
     "vllm_command",
     "parse_vllm_command",
+    "flag_table",
+    "check_command",
     "Sizing",
     "replica_shapes",
     "size",

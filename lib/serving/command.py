@@ -2,8 +2,10 @@
 
 Introduced with the layout planner (chapter 9). A planner's answer is only
 useful if it can be run. :func:`vllm_command` writes the line for vLLM's
-OpenAI-compatible server (flag names as in vLLM 0.33.0's ``vllm serve
---help``): ``--tensor-parallel-size``, ``--pipeline-parallel-size``,
+OpenAI-compatible server (flag names and values as in vLLM 0.34.0's
+``vllm serve``; :func:`lib.serving.engine_flags.check_command` checks a line
+against that release's table, ``data/engines/vllm-0.34.0.json``):
+``--tensor-parallel-size``, ``--pipeline-parallel-size``,
 ``--data-parallel-size``, ``--quantization fp8`` for FP8 weights (vLLM
 quantises a 16-bit checkpoint when it loads it; an integer format needs a
 GPTQ or AWQ checkpoint, which names its own method), ``--kv-cache-dtype``,
