@@ -26,8 +26,13 @@ def fake_wheel(folder: Path, filename: str, requires: list[str]) -> Path:
     """A wheel file holding only its METADATA, with the version of ``filename``."""
     version = filename.split("-")[1]
     path = folder / filename
-    metadata = "".join(["Metadata-Version: 2.1\nName: torch\n", f"Version: {version}\n",
-                        *(f"Requires-Dist: {line}\n" for line in requires)])
+    metadata = "".join(
+        [
+            "Metadata-Version: 2.1\nName: torch\n",
+            f"Version: {version}\n",
+            *(f"Requires-Dist: {line}\n" for line in requires),
+        ]
+    )
     with zipfile.ZipFile(path, "w") as wheel:
         wheel.writestr(f"torch-{version}.dist-info/METADATA", metadata)
         wheel.writestr("torch/__init__.py", "")

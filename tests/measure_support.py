@@ -6,5 +6,4 @@ import numpy as np
 
 from lib.units import KB, MB
 
-
 SIZES = np.array([1 * KB, 16 * KB, 256 * KB, 4 * MB, 64 * MB])

@@ -9,6 +9,15 @@ H100 = Cluster("h100-sxm")
 DEEPSEEK = PRESETS["deepseek-v3"]
 
 #: Qwen2.5-32B's config.json as Hugging Face publishes it (the fields the planner reads).
-QWEN25_32B = {"architectures": ["Qwen2ForCausalLM"], "hidden_size": 5120, "intermediate_size": 27648,
-              "num_attention_heads": 40, "num_hidden_layers": 64, "num_key_value_heads": 8, "vocab_size": 152064,
-              "tie_word_embeddings": False, "hidden_act": "silu", "model_type": "qwen2"}
+QWEN25_32B = {
+    "architectures": ["Qwen2ForCausalLM"],
+    "hidden_size": 5120,
+    "intermediate_size": 27648,
+    "num_attention_heads": 40,
+    "num_hidden_layers": 64,
+    "num_key_value_heads": 8,
+    "vocab_size": 152064,
+    "tie_word_embeddings": False,
+    "hidden_act": "silu",
+    "model_type": "qwen2",
+}

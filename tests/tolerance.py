@@ -64,8 +64,9 @@ def differences(actual: Any, expected: Any, rel: float = REL, abs_: float = ABS,
     if type(actual) is not type(expected):
         return [f"at {here}: {type(actual).__name__} {actual!r} != {type(expected).__name__} {expected!r}"]
     if isinstance(expected, float):
-        same = (math.isnan(actual) and math.isnan(expected)) or math.isclose(actual, expected, rel_tol=rel,
-                                                                             abs_tol=abs_)
+        same = (math.isnan(actual) and math.isnan(expected)) or math.isclose(
+            actual, expected, rel_tol=rel, abs_tol=abs_
+        )
         return [] if same else [f"at {here}: {actual!r} != {expected!r} (relative tolerance {rel:g})"]
     return [] if actual == expected else [f"at {here}: {actual!r} != {expected!r}"]
 

@@ -23,9 +23,11 @@ def main(repeats: int = 5) -> None:
         rows = plan(config, "h100-sxm", devices=64, batch=512, prompt_tokens=2048, output_tokens=512)
         times.append(time.perf_counter() - start)
     median = statistics.median(times)
-    print(f"plan({config.name}, 64 x H100): {len(rows)} layouts in {median:.3f} s "
-          f"(median of {repeats}; min {min(times):.3f} s, max {max(times):.3f} s); goal < {GOAL_S:.1f} s: "
-          f"{'met' if median < GOAL_S else 'NOT met'}")
+    print(
+        f"plan({config.name}, 64 x H100): {len(rows)} layouts in {median:.3f} s "
+        f"(median of {repeats}; min {min(times):.3f} s, max {max(times):.3f} s); goal < {GOAL_S:.1f} s: "
+        f"{'met' if median < GOAL_S else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

@@ -41,8 +41,12 @@ def beside_python(program: str) -> str | None:
 def _version(python: str) -> tuple[int, ...] | None:
     """The version of the interpreter ``python`` if it runs and can make a virtual environment, else None."""
     try:
-        done = subprocess.run([python, "-c", "import ensurepip, platform, venv; print(platform.python_version())"],
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [python, "-c", "import ensurepip, platform, venv; print(platform.python_version())"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode:

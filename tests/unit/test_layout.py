@@ -56,14 +56,20 @@ def untested_modules() -> list[str]:
 def report() -> str:
     missing = untested_modules()
     return f"{len(missing)} modules of {' and '.join(PACKAGES)} have no test file of their own:\n" + "\n".join(
-        f"  {name}" for name in missing)
+        f"  {name}" for name in missing
+    )
 
 
 def test_every_test_file_names_a_module_of_the_repository():
-    orphans = [p.relative_to(ROOT).as_posix() for p in unit_test_files()
-               if not (module_named_by(p).with_suffix(".py").is_file() or module_named_by(p).is_dir())]
-    assert not orphans, ("tests/unit/<path>/test_<name>.py tests <path>/<name>.py (or the package <path>/<name>/); "
-                         f"these name no module: {orphans}")
+    orphans = [
+        p.relative_to(ROOT).as_posix()
+        for p in unit_test_files()
+        if not (module_named_by(p).with_suffix(".py").is_file() or module_named_by(p).is_dir())
+    ]
+    assert not orphans, (
+        "tests/unit/<path>/test_<name>.py tests <path>/<name>.py (or the package <path>/<name>/); "
+        f"these name no module: {orphans}"
+    )
 
 
 def test_the_rule_finds_this_repositorys_modules():

@@ -74,7 +74,7 @@ def _braced(text: str, start: int) -> tuple[str, int]:
     while i < len(text):
         depth += {"{": 1, "}": -1}.get(text[i], 0)
         if depth == 0:
-            return text[start + 1:i], i + 1
+            return text[start + 1 : i], i + 1
         i += 1
     raise ValueError(f"unbalanced braces in the bib file after position {start}")
 
@@ -106,8 +106,11 @@ def read_bib(text: str) -> dict[str, tuple[str, str]]:
         names = []
         for person in re.split(r"\s+and\s+", people) if people else []:
             person = person.strip()
-            last = person.split(",")[0] if "," in person and not person.startswith("{") else (
-                person if person.startswith("{") else person.split()[-1])
+            last = (
+                person.split(",")[0]
+                if "," in person and not person.startswith("{")
+                else (person if person.startswith("{") else person.split()[-1])
+            )
             names.append(re.sub(r"[{}\\]", "", last).strip())
         if names and names[-1] == "others":  # BibTeX's "and others": more authors than listed
             names = names[:-1] + ["", ""]
@@ -167,8 +170,9 @@ def _markdown(notebook: nbformat.NotebookNode) -> str:
     return "\n\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
 
 
-def index_notebook(notebook: nbformat.NotebookNode, chapter: int | None = None, file: str = "",
-                   index: BookIndex | None = None) -> BookIndex:
+def index_notebook(
+    notebook: nbformat.NotebookNode, chapter: int | None = None, file: str = "", index: BookIndex | None = None
+) -> BookIndex:
     """Add one notebook's labels to ``index`` (a new one by default) and return it.
 
     Without a ``chapter`` number, figures, equations and exercises are numbered
@@ -185,7 +189,7 @@ def index_notebook(notebook: nbformat.NotebookNode, chapter: int | None = None, 
         index.equations[match.group("label")] = f"{prefix}{number}"
     figures = exercises = 0
     for block in DIRECTIVE.finditer(text):
-        options, after = split_options(text[block.end():])
+        options, after = split_options(text[block.end() :])
         if block.group("name") in ("glue:figure", "figure") and "name" in options:
             figures += 1
             index.figures[options["name"]] = f"{prefix}{figures}"
@@ -193,7 +197,8 @@ def index_notebook(notebook: nbformat.NotebookNode, chapter: int | None = None, 
             exercises += 1
             title = _BOLD_TITLE.match(_statement(after))
             index.exercises[options.get("label", f"{file}-{exercises}")] = Target(
-                strip_markup(title.group("title")) if title else "", f"{prefix}{exercises}", file)
+                strip_markup(title.group("title")) if title else "", f"{prefix}{exercises}", file
+            )
     for label, heading in _headed_targets(text):
         title = strip_markup(heading.group("title"))
         if heading.group(0).startswith("# "):
@@ -214,7 +219,7 @@ def exercise_statements(notebook: nbformat.NotebookNode) -> dict[str, str]:
     statements = {}
     for block in DIRECTIVE.finditer(text):
         if block.group("name") in _EXERCISE_DIRECTIVES:
-            options, after = split_options(text[block.end():])
+            options, after = split_options(text[block.end() :])
             statements[options.get("label", "")] = _statement(after)
     return statements
 
@@ -228,4 +233,4 @@ def _statement(text: str) -> str:
     if text.lstrip().startswith(("```", ":::")):  # the gated directive's own closing fence
         text = text.lstrip().split("\n", 1)[1] if "\n" in text.lstrip() else ""
     end = re.search(r"^[ \t]*(`{3,}|:{3,})", text, re.MULTILINE)
-    return (text[:end.start()] if end else text).strip()
+    return (text[: end.start()] if end else text).strip()

@@ -49,8 +49,13 @@ def execute(notebook: nbformat.NotebookNode, folder: Path, timeout: int = 600) -
     an unchanged notebook changes nothing but what the code really prints.
     """
     clean(notebook)
-    client = NotebookClient(notebook, timeout=timeout, kernel_name=KERNELSPEC["name"], record_timing=False,
-                            resources={"metadata": {"path": str(folder)}})
+    client = NotebookClient(
+        notebook,
+        timeout=timeout,
+        kernel_name=KERNELSPEC["name"],
+        record_timing=False,
+        resources={"metadata": {"path": str(folder)}},
+    )
     client.execute()
     return notebook
 

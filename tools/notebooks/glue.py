@@ -40,8 +40,10 @@ def glue_values(notebook: nbformat.NotebookNode) -> dict[str, dict[str, Any]]:
             if not meta:
                 continue
             prefix = meta.get("mime_prefix", "")
-            values[meta["name"]] = {key[len(prefix):] if key.startswith(prefix) else key: value
-                                    for key, value in output.get("data", {}).items()}
+            values[meta["name"]] = {
+                key[len(prefix) :] if key.startswith(prefix) else key: value
+                for key, value in output.get("data", {}).items()
+            }
     return values
 
 

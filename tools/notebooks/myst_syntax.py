@@ -13,8 +13,16 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ROLE", "TARGET_LINE", "LABELLED_EQUATION", "DIRECTIVE", "OPTION", "HEADING", "split_options",
-           "strip_markup"]
+__all__ = [
+    "ROLE",
+    "TARGET_LINE",
+    "LABELLED_EQUATION",
+    "DIRECTIVE",
+    "OPTION",
+    "HEADING",
+    "split_options",
+    "strip_markup",
+]
 
 #: An inline role: ``{name}`content```.
 ROLE = re.compile(r"\{(?P<name>[\w:+-]+)\}`(?P<content>[^`]*)`")
@@ -23,8 +31,9 @@ TARGET_LINE = re.compile(r"^[ \t]*\((?P<label>[^()\s]+)\)=[ \t]*\n?", re.MULTILI
 #: A display equation with a label: ``$$ ... $$ (label)``.
 LABELLED_EQUATION = re.compile(r"\$\$(?P<body>(?:(?!\$\$).)+?)\$\$[ \t]*\((?P<label>[\w:-]+)\)", re.DOTALL)
 #: The opening line of a directive: a fence of backticks or colons, ``{name}``, an argument.
-DIRECTIVE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|:{3,})[ \t]*\{(?P<name>[\w:-]+)\}[ \t]*(?P<arg>[^\n]*)$",
-                       re.MULTILINE)
+DIRECTIVE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|:{3,})[ \t]*\{(?P<name>[\w:-]+)\}[ \t]*(?P<arg>[^\n]*)$", re.MULTILINE
+)
 #: One ``:key: value`` option line of a directive.
 OPTION = re.compile(r"^[ \t]*:(?P<key>[\w-]+):[ \t]*(?P<value>[^\n]*)$")
 #: A Markdown heading of any level.

@@ -48,9 +48,7 @@ __all__ = ["IMAGE_MIMETYPES", "RELATIVE_TOLERANCE", "is_stored_output", "numbers
 
 #: Every image mimetype nbval must not compare: displayed and glued.
 IMAGE_MIMETYPES = tuple(
-    prefix + kind
-    for prefix in ("", GLUE_PREFIX)
-    for kind in ("image/png", "image/jpeg", "image/svg+xml")
+    prefix + kind for prefix in ("", GLUE_PREFIX) for kind in ("image/png", "image/jpeg", "image/svg+xml")
 )
 
 #: Relative difference below which two printed numbers are the same number:

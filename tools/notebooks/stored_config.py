@@ -37,8 +37,13 @@ def main(argv: list[str]) -> None:
     source, target = (Path(arg) for arg in argv)
     config = yaml.safe_load(source.read_text(encoding="utf-8"))
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text("# Written by tools.notebooks.stored_config from " + source.as_posix() + "; do not edit.\n"
-                      + yaml.safe_dump(stored(config), sort_keys=False), encoding="utf-8")
+    target.write_text(
+        "# Written by tools.notebooks.stored_config from "
+        + source.as_posix()
+        + "; do not edit.\n"
+        + yaml.safe_dump(stored(config), sort_keys=False),
+        encoding="utf-8",
+    )
 
 
 if __name__ == "__main__":

@@ -64,18 +64,38 @@ from typing import Any
 
 import yaml
 
-from tools.site.browser import (
-    is_external, launch, missing_book, missing_chromium, offline_context, serve, toc_pages_from, wait_for_mathjax,
-)
 from tools.pdf.page import (
-    DROP_PRINT_RULES_JS, OVERFLOW_JS, PART_HEADINGS_JS, PREPARE_JS, footer_template, page_css, part_openings,
+    DROP_PRINT_RULES_JS,
+    OVERFLOW_JS,
+    PART_HEADINGS_JS,
+    PREPARE_JS,
+    footer_template,
+    page_css,
+    part_openings,
     printable_width_px,
 )
 from tools.prerequisites import beside_python
+from tools.site.browser import (
+    is_external,
+    launch,
+    missing_book,
+    missing_chromium,
+    offline_context,
+    serve,
+    toc_pages_from,
+    wait_for_mathjax,
+)
 
 __all__ = [
-    "SITE", "PDF", "SINGLE_PAGE_BUILD", "report_path", "page_only_styles", "missing_qpdf", "compress",
-    "print_pdf", "main",
+    "SITE",
+    "PDF",
+    "SINGLE_PAGE_BUILD",
+    "report_path",
+    "page_only_styles",
+    "missing_qpdf",
+    "compress",
+    "print_pdf",
+    "main",
 ]
 
 #: The single-page build (``jupyter-book build . --builder singlehtml``).
@@ -124,15 +144,18 @@ def compress(source: Path, target: Path) -> None:
     Raises ``RuntimeError`` with qpdf's message when it fails (its exit code 3,
     warnings only, counts as success).
     """
-    done = subprocess.run(["qpdf", "--object-streams=generate", "--recompress-flate",
-                           "--compression-level=9", str(source), str(target)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["qpdf", "--object-streams=generate", "--recompress-flate", "--compression-level=9", str(source), str(target)],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode not in (0, 3):
         raise RuntimeError(f"qpdf failed on {source}: {done.stderr.strip()}")
 
 
-def print_pdf(site: Path = SITE, target: Path = PDF, toc: Path = Path("_toc.yml"),
-              executable: str | None = None) -> dict[str, Any]:
+def print_pdf(
+    site: Path = SITE, target: Path = PDF, toc: Path = Path("_toc.yml"), executable: str | None = None
+) -> dict[str, Any]:
     """Print the single-page build under ``site`` to ``target``; write and return the report.
 
     The report (:func:`report_path`) holds ``toc_pages`` (the pages of the
@@ -153,8 +176,11 @@ def print_pdf(site: Path = SITE, target: Path = PDF, toc: Path = Path("_toc.yml"
     parsed = yaml.safe_load(Path(toc).read_text("utf-8"))
     pages = toc_pages_from(parsed)
     qpdf = missing_qpdf()
-    for problem in (missing_book(site, make="make pdf", page=pages[0]), missing_chromium(executable),
-                    qpdf if os.environ.get("CI") else None):
+    for problem in (
+        missing_book(site, make="make pdf", page=pages[0]),
+        missing_chromium(executable),
+        qpdf if os.environ.get("CI") else None,
+    ):
         if problem:
             raise FileNotFoundError(problem)
     # The single-page build writes the book to the root document's path (book/intro.html)
@@ -167,11 +193,14 @@ def print_pdf(site: Path = SITE, target: Path = PDF, toc: Path = Path("_toc.yml"
     with serve(site) as base, sync_playwright() as playwright:
         browser = launch(playwright, executable)
         try:
-            context = offline_context(browser, color_scheme="light",
-                                      viewport={"width": printable_width_px(), "height": 1000})
+            context = offline_context(
+                browser, color_scheme="light", viewport={"width": printable_width_px(), "height": 1000}
+            )
             page = context.new_page()
-            page.route(base + "book.html", lambda route: route.fulfill(
-                status=200, body=body, content_type="text/html; charset=utf-8"))
+            page.route(
+                base + "book.html",
+                lambda route: route.fulfill(status=200, body=body, content_type="text/html; charset=utf-8"),
+            )
             page.goto(base + "book.html", wait_until="load", timeout=180_000)
             wait_for_mathjax(page)
             page.evaluate(DROP_PRINT_RULES_JS, page_only_styles())
@@ -182,9 +211,16 @@ def print_pdf(site: Path = SITE, target: Path = PDF, toc: Path = Path("_toc.yml"
             page.add_style_tag(content=page_css())
             page.emulate_media(media="print")
             overflow = page.evaluate(OVERFLOW_JS)
-            page.pdf(path=str(printed), prefer_css_page_size=True, print_background=True,
-                     outline=True, tagged=True, display_header_footer=True,
-                     header_template="<span></span>", footer_template=footer_template())
+            page.pdf(
+                path=str(printed),
+                prefer_css_page_size=True,
+                print_background=True,
+                outline=True,
+                tagged=True,
+                display_header_footer=True,
+                header_template="<span></span>",
+                footer_template=footer_template(),
+            )
             offsite = [url for url in context.requests if is_external(url)]
             context.close()
             chromium = browser.version
@@ -196,9 +232,15 @@ def print_pdf(site: Path = SITE, target: Path = PDF, toc: Path = Path("_toc.yml"
         compress(printed, target)
         printed.unlink()
     report = {
-        "pdf": target.name, "compressed": not qpdf, "toc_pages": pages, "parts": parts,
-        "raster_images": images["raster"], "overflow": overflow, "offsite_requests": offsite,
-        "chromium": chromium, "seconds": round(time.perf_counter() - start, 1),
+        "pdf": target.name,
+        "compressed": not qpdf,
+        "toc_pages": pages,
+        "parts": parts,
+        "raster_images": images["raster"],
+        "overflow": overflow,
+        "offsite_requests": offsite,
+        "chromium": chromium,
+        "seconds": round(time.perf_counter() - start, 1),
     }
     report_path(target).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     return report
@@ -214,7 +256,7 @@ def main(argv: list[str] | None = None) -> Path | None:
         if at + 1 >= len(argv):
             raise SystemExit(usage)
         config = ["--config", argv[at + 1]]
-        del argv[at:at + 2]
+        del argv[at : at + 2]
     options = {"--no-build", "--skip-without-chromium"}
     if set(argv) - options:
         raise SystemExit(usage)
@@ -235,14 +277,16 @@ def main(argv: list[str] | None = None) -> Path | None:
         report = print_pdf(SITE, PDF)
     except (FileNotFoundError, RuntimeError) as error:
         raise SystemExit(str(error)) from None
-    print(f"wrote {PDF} ({PDF.stat().st_size / 1e6:.1f} MB; {len(report['toc_pages'])} pages "
-          f"of the table of contents, {report['parts']} parts) in {report['seconds']:.0f} s")
+    print(
+        f"wrote {PDF} ({PDF.stat().st_size / 1e6:.1f} MB; {len(report['toc_pages'])} pages "
+        f"of the table of contents, {report['parts']} parts) in {report['seconds']:.0f} s"
+    )
     if not report["compressed"]:
         print(f"  not compressed: {missing_qpdf()}")
     for problem in report["overflow"][:10]:
         print(f"  does not fit the page: {problem}")
     if report["offsite_requests"]:
-        print(f"  refused {len(report['offsite_requests'])} requests to other hosts, "
-              f"e.g. {report['offsite_requests'][0]}")
+        print(
+            f"  refused {len(report['offsite_requests'])} requests to other hosts, e.g. {report['offsite_requests'][0]}"
+        )
     return PDF
-

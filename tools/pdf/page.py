@@ -22,8 +22,18 @@ import html
 from tools.site.browser import toc_parts
 
 __all__ = [
-    "TITLE", "PAGE_MM", "MARGINS_MM", "PRINT_CSS", "PREPARE_JS", "PART_HEADINGS_JS", "DROP_PRINT_RULES_JS",
-    "OVERFLOW_JS", "part_openings", "printable_width_px", "page_css", "footer_template",
+    "TITLE",
+    "PAGE_MM",
+    "MARGINS_MM",
+    "PRINT_CSS",
+    "PREPARE_JS",
+    "PART_HEADINGS_JS",
+    "DROP_PRINT_RULES_JS",
+    "OVERFLOW_JS",
+    "part_openings",
+    "printable_width_px",
+    "page_css",
+    "footer_template",
 ]
 
 #: In every page footer, beside the page number.
@@ -246,8 +256,9 @@ def footer_template(title: str = TITLE) -> str:
     >>> footer_template("A & B").split('">', 1)[1]
     '<span>A &amp; B</span><span><span class="pageNumber"></span> / <span class="totalPages"></span></span></div>'
     """
-    return ('<div style="font-size:8px; width:100%; margin:0 15mm; display:flex; '
-            'justify-content:space-between; color:#555; font-family:sans-serif">'
-            f'<span>{html.escape(title)}</span>'
-            '<span><span class="pageNumber"></span> / <span class="totalPages"></span></span></div>')
-
+    return (
+        '<div style="font-size:8px; width:100%; margin:0 15mm; display:flex; '
+        'justify-content:space-between; color:#555; font-family:sans-serif">'
+        f"<span>{html.escape(title)}</span>"
+        '<span><span class="pageNumber"></span> / <span class="totalPages"></span></span></div>'
+    )

@@ -83,9 +83,23 @@ def resolve(target: Target, pins: list[str], python: str = sys.executable, torch
     """
     with tempfile.TemporaryDirectory() as tmp:
         report = Path(tmp) / "report.json"
-        command = [python, "-m", "pip", "install", "--dry-run", "--quiet", "--no-deps", "--ignore-installed",
-                   "--disable-pip-version-check", "--report", str(report), "--target", str(Path(tmp) / "t"),
-                   *pip_target_options(target, torch), *pins]
+        command = [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--dry-run",
+            "--quiet",
+            "--no-deps",
+            "--ignore-installed",
+            "--disable-pip-version-check",
+            "--report",
+            str(report),
+            "--target",
+            str(Path(tmp) / "t"),
+            *pip_target_options(target, torch),
+            *pins,
+        ]
         done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
         if done.returncode:
             reason = [line for line in done.stderr.splitlines() if line.startswith("ERROR")]
@@ -143,8 +157,10 @@ def check(root: Path = Path("."), chosen: list[Target] | None = None, torch: boo
     problems = []
     for target in chosen or targets():
         try:
-            resolved = {for_torch: resolve(target, pins_for(requirement_lines(root / name), target), torch=for_torch)
-                        for name, for_torch in requirement_files(torch)}
+            resolved = {
+                for_torch: resolve(target, pins_for(requirement_lines(root / name), target), torch=for_torch)
+                for name, for_torch in requirement_files(torch)
+            }
         except RuntimeError as error:
             problems.append(str(error))
             print(f"FAIL {target}", flush=True)

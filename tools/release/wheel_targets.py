@@ -24,8 +24,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
-    "PLATFORMS", "PYTHONS", "TORCH_CPU_INDEX", "TORCH", "Target", "targets", "host_platform", "marker_environment",
-    "requirement_files", "requirement_lines", "pins_for", "pip_target_options",
+    "PLATFORMS",
+    "PYTHONS",
+    "TORCH_CPU_INDEX",
+    "TORCH",
+    "Target",
+    "targets",
+    "host_platform",
+    "marker_environment",
+    "requirement_files",
+    "requirement_lines",
+    "pins_for",
+    "pip_target_options",
 ]
 
 #: The oldest glibc the Linux wheels may need: 2.28 (Debian 10, Ubuntu 20.04, RHEL 8 and later).

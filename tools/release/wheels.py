@@ -66,8 +66,13 @@ def _pip(python: str, *args: str) -> None:
     subprocess.run(command, check=True)
 
 
-def download_wheels(target: Path, root: Path = Path("."), chosen: list[Target] | None = None,
-                    torch: bool = False, python: str = sys.executable) -> Path:
+def download_wheels(
+    target: Path,
+    root: Path = Path("."),
+    chosen: list[Target] | None = None,
+    torch: bool = False,
+    python: str = sys.executable,
+) -> Path:
     """``pip download --no-deps`` the pins of ``requirements-participant.txt`` for each of ``chosen``.
 
     ``chosen`` defaults to every target. With ``torch``, also the pins of
@@ -86,12 +91,23 @@ def download_wheels(target: Path, root: Path = Path("."), chosen: list[Target] |
                 print(f"# {laptop}: torch has no CPU wheel here; chapter 10 reads the committed run", flush=True)
                 continue
             pins = pins_for(requirement_lines(root / name), laptop)
-            _pip(python, "download", "--no-deps", "--disable-pip-version-check", "--quiet",
-                 *pip_target_options(laptop, for_torch), "-d", str(target), *pins)
+            _pip(
+                python,
+                "download",
+                "--no-deps",
+                "--disable-pip-version-check",
+                "--quiet",
+                *pip_target_options(laptop, for_torch),
+                "-d",
+                str(target),
+                *pins,
+            )
     problems = folder_problems(target) if torch else []
     if problems:
-        raise NotCpuTorch(f"{'; '.join(problems)}. PyTorch's CPU index ({TORCH_CPU_INDEX}) was probably not "
-                          f"reachable: delete the file{'s' if len(problems) > 1 else ''} and run again")
+        raise NotCpuTorch(
+            f"{'; '.join(problems)}. PyTorch's CPU index ({TORCH_CPU_INDEX}) was probably not "
+            f"reachable: delete the file{'s' if len(problems) > 1 else ''} and run again"
+        )
     return target
 
 
@@ -111,12 +127,18 @@ def project_wheel(target: Path, root: Path = Path("."), python: str = sys.execut
         before = set(target.glob("*.whl"))
         _pip(python, "wheel", "--no-deps", "--disable-pip-version-check", "-q", tmp, "-w", str(target))
     built = sorted(set(target.glob("twice_the_devices-*.whl")) - before) or sorted(
-        target.glob("twice_the_devices-*.whl"), key=lambda p: p.stat().st_mtime)
+        target.glob("twice_the_devices-*.whl"), key=lambda p: p.stat().st_mtime
+    )
     return built[-1]
 
 
-def prepare_wheels(target: Path, root: Path = Path("."), chosen: list[Target] | None = None,
-                   torch: bool = False, python: str = sys.executable) -> Path:
+def prepare_wheels(
+    target: Path,
+    root: Path = Path("."),
+    chosen: list[Target] | None = None,
+    torch: bool = False,
+    python: str = sys.executable,
+) -> Path:
     """Everything :data:`tools.release.dist.PARTICIPANT_COMMANDS` installs, for each of ``chosen``, as wheels in ``target``."""
     download_wheels(target, root, chosen, torch, python)
     project_wheel(target, root, python)
@@ -148,9 +170,11 @@ def main(argv: list[str] | None = None) -> Path:
     except NotCpuTorch as error:
         raise SystemExit(f"error: {error}") from None
     count = len(list(args.folder.glob("*.whl")))
-    print(f"wrote {count} wheels to {args.folder} ({folder_megabytes(args.folder):.0f} MB) in "
-          f"{time.perf_counter() - start:.0f} s. Copy the files, not the folder, into the unzipped bundle's "
-          f"wheels/ (book/workshop.md).")
+    print(
+        f"wrote {count} wheels to {args.folder} ({folder_megabytes(args.folder):.0f} MB) in "
+        f"{time.perf_counter() - start:.0f} s. Copy the files, not the folder, into the unzipped bundle's "
+        f"wheels/ (book/workshop.md)."
+    )
     return args.folder
 
 

@@ -31,13 +31,27 @@ import os
 import posixpath
 import threading
 import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 __all__ = [
-    "CHROMIUM", "CHROMIUM_ARGS", "LOCAL_SCHEMES", "chromium_path", "missing_chromium", "missing_book",
-    "toc_parts", "toc_pages", "toc_pages_from", "serve", "launch", "is_external", "offline_context",
-    "wait_for_mathjax", "resolve", "start_tags",
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
+    "LOCAL_SCHEMES",
+    "chromium_path",
+    "missing_chromium",
+    "missing_book",
+    "toc_parts",
+    "toc_pages",
+    "toc_pages_from",
+    "serve",
+    "launch",
+    "is_external",
+    "offline_context",
+    "wait_for_mathjax",
+    "resolve",
+    "start_tags",
 ]
 
 #: Where Debian's ``apt-get install chromium`` puts the browser.
@@ -72,8 +86,7 @@ def missing_chromium(executable: str | None = None) -> str | None:
     executable = executable or chromium_path()
     if Path(executable).is_file():
         return None
-    return (f"Chromium not found at {executable}: install it with "
-            "`apt-get install -y chromium` (or set CHROMIUM_PATH).")
+    return f"Chromium not found at {executable}: install it with `apt-get install -y chromium` (or set CHROMIUM_PATH)."
 
 
 def missing_book(site: str | Path, make: str = "make book", page: str = "index.html") -> str | None:

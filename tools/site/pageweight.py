@@ -82,7 +82,7 @@ class PageWeight:
         return sum(self.bytes.values())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def gzipped_size(path: Path) -> int:
     """Bytes of the file gzip-compressed at level 6 (a common server setting)."""
     return len(gzip.compress(path.read_bytes(), compresslevel=6, mtime=0))
@@ -133,8 +133,9 @@ def format_report(weights: list[PageWeight], top: int = 5, budget: float = 1.5 *
     """
     width = max([len("page")] + [len(w.page) for w in weights])
     kinds = ["html", "scripts", "styles", "images"]
-    lines = [f"{'page':<{width}}  " + "  ".join(f"{k + ' kB':>10}" for k in kinds)
-             + f"  {'total kB':>9}  {'gzip kB':>8}"]
+    lines = [
+        f"{'page':<{width}}  " + "  ".join(f"{k + ' kB':>10}" for k in kinds) + f"  {'total kB':>9}  {'gzip kB':>8}"
+    ]
     for w in weights:
         row = f"{w.page:<{width}}  " + "  ".join(f"{w.bytes[k] / 1e3:>10.1f}" for k in kinds)
         row += f"  {w.total / 1e3:>9.1f}  {w.compressed / 1e3:>8.1f}"

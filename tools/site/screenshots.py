@@ -35,7 +35,7 @@ def shot_name(page: str, width: int) -> str:
     >>> shot_name("book/intro.html", 1280)
     'book__intro-1280.png'
     """
-    stem = page[:-len(".html")] if page.endswith(".html") else page
+    stem = page[: -len(".html")] if page.endswith(".html") else page
     return f"{stem.replace('/', '__')}-{width}.png"
 
 

@@ -54,9 +54,13 @@ _PROBE_BYTES = 1e9
 def _collective(kind: str) -> dict:
     from lib import collectives
 
-    label = {"allreduce": "all-reduce", "allgather": "all-gather", "reducescatter": "reduce-scatter",
-             "alltoall": "all-to-all"}[kind]
-    share = collectives.bytes_sent(kind, 1.0, 2) * 2            # V_2 = share * (2 - 1) / 2 * n
+    label = {
+        "allreduce": "all-reduce",
+        "allgather": "all-gather",
+        "reducescatter": "reduce-scatter",
+        "alltoall": "all-to-all",
+    }[kind]
+    share = collectives.bytes_sent(kind, 1.0, 2) * 2  # V_2 = share * (2 - 1) / 2 * n
     hop = collectives.startup_time("allreduce", 3, "nvlink4") - collectives.startup_time("allreduce", 2, "nvlink4")
     per_rank = (collectives.startup_time(kind, 3, "nvlink4") - collectives.startup_time(kind, 2, "nvlink4")) / hop * 2
     return {"label": label, "share": round(share), "per_rank": round(per_rank)}
@@ -86,27 +90,52 @@ def _presets() -> dict[str, dict[str, Any]]:
         return {name: f"{value:.12g}" for name, value in values.items()}
 
     base = data_links()["base"]["protocols"]["Simple"]
-    presets = {"base": {"label": "The base case (chapters 2 and 3)", "mode": "model", "collective": "allreduce",
-                        "link": "base", "protocol": "Simple",
-                        **numbers(serial_ms=BASE.serial / ms, divisible_ms=BASE.divisible / ms,
-                                  efficiency=BASE.efficiency, devices=BASE.devices, transfers=BASE.transfers,
-                                  message_bytes=BASE.transfer_bytes / 1.0,  # V_2 = n for an all-reduce
-                                  bandwidth_GBps=base["bandwidth"] / (GB / s), l0_us=base["l0"] / us,
-                                  delta_us=base["delta"] / us)}}
+    presets = {
+        "base": {
+            "label": "The base case (chapters 2 and 3)",
+            "mode": "model",
+            "collective": "allreduce",
+            "link": "base",
+            "protocol": "Simple",
+            **numbers(
+                serial_ms=BASE.serial / ms,
+                divisible_ms=BASE.divisible / ms,
+                efficiency=BASE.efficiency,
+                devices=BASE.devices,
+                transfers=BASE.transfers,
+                message_bytes=BASE.transfer_bytes / 1.0,  # V_2 = n for an all-reduce
+                bandwidth_GBps=base["bandwidth"] / (GB / s),
+                l0_us=base["l0"] / us,
+                delta_us=base["delta"] / us,
+            ),
+        }
+    }
     model = transformer.PRESETS["llama-3-70b"]
     device = hardware.DEVICES["h100-sxm"]
-    layer_bytes = transformer.parameter_breakdown(model).layer() * 2          # 16-bit weights
-    for key, slug, where in [("llama-nvlink", "nvlink4", "eight H100s on NVLink 4"),
-                             ("llama-ethernet", "eth-100g", "eight H100s, one per server, over 100 Gb Ethernet")]:
+    layer_bytes = transformer.parameter_breakdown(model).layer() * 2  # 16-bit weights
+    for key, slug, where in [
+        ("llama-nvlink", "nvlink4", "eight H100s on NVLink 4"),
+        ("llama-ethernet", "eth-100g", "eight H100s, one per server, over 100 Gb Ethernet"),
+    ]:
         link = _link(slug, "LL")
         presets[key] = {
-            "label": f"One {model.name} layer decoding one token, {where}", "mode": "model",
-            "collective": "allreduce", "link": slug, "protocol": "LL",
-            **numbers(serial_ms=0.0, divisible_ms=transformer.decode_time_bound(layer_bytes, 1, device.memory_bandwidth)
-                      / ms, efficiency=1.0, devices=8,
-                      transfers=transformer.tp_collectives_per_token(model) // model.layers,
-                      message_bytes=model.hidden * 2,                            # one token's activations, 16 bits
-                      bandwidth_GBps=link["bandwidth"] / (GB / s), l0_us=link["l0"] / us, delta_us=link["delta"] / us)}
+            "label": f"One {model.name} layer decoding one token, {where}",
+            "mode": "model",
+            "collective": "allreduce",
+            "link": slug,
+            "protocol": "LL",
+            **numbers(
+                serial_ms=0.0,
+                divisible_ms=transformer.decode_time_bound(layer_bytes, 1, device.memory_bandwidth) / ms,
+                efficiency=1.0,
+                devices=8,
+                transfers=transformer.tp_collectives_per_token(model) // model.layers,
+                message_bytes=model.hidden * 2,  # one token's activations, 16 bits
+                bandwidth_GBps=link["bandwidth"] / (GB / s),
+                l0_us=link["l0"] / us,
+                delta_us=link["delta"] / us,
+            ),
+        }
     return presets
 
 
@@ -115,19 +144,28 @@ def data_links() -> dict:
     from lib import collectives, hardware
     from lib.experiment import BASE, base_startup
 
-    links = {"base": {"name": "the base case's link (10 GB/s, chapter 2)",
-                      "protocols": {"Simple": {**_startup_terms(lambda k: float(base_startup(k))),
-                                               "bandwidth": BASE.bandwidth}}}}
+    links = {
+        "base": {
+            "name": "the base case's link (10 GB/s, chapter 2)",
+            "protocols": {"Simple": {**_startup_terms(lambda k: float(base_startup(k))), "bandwidth": BASE.bandwidth}},
+        }
+    }
     for slug in LINKS:
-        links[slug] = {"name": hardware.LINKS[slug].name,
-                       "protocols": {p: _link(slug, p) for p in collectives.PROTOCOLS}}
+        links[slug] = {
+            "name": hardware.LINKS[slug].name,
+            "protocols": {p: _link(slug, p) for p in collectives.PROTOCOLS},
+        }
     return links
 
 
 def calculator_data() -> dict:
     """Everything the calculator's model mode computes with, in SI units (seconds, bytes, bytes per second)."""
-    return {"collectives": {kind: _collective(kind) for kind in ("allreduce", "allgather", "reducescatter", "alltoall")},
-            "links": data_links(), "presets": _presets(), "max_devices": MAX_DEVICES}
+    return {
+        "collectives": {kind: _collective(kind) for kind in ("allreduce", "allgather", "reducescatter", "alltoall")},
+        "links": data_links(),
+        "presets": _presets(),
+        "max_devices": MAX_DEVICES,
+    }
 
 
 def script() -> str:

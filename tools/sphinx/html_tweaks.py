@@ -71,8 +71,10 @@ PAGE_ONLY = {
 
 #: Sibling extensions in ``tools/`` that this one sets up (the folder is on the
 #: path as ``tools/`` under Sphinx, as the package ``tools`` under pytest).
-EXTENSIONS = [f"{__package__}.{name}" if __package__ else name for name in
-              ("planner_data", "calculator_data", "workshop_pages", "data_files", "run_note", "minify")]
+EXTENSIONS = [
+    f"{__package__}.{name}" if __package__ else name
+    for name in ("planner_data", "calculator_data", "workshop_pages", "data_files", "run_note", "minify")
+]
 
 #: Files of ours that replace a theme file of the same name (see
 #: ``_static/scripts/fontawesome.js``). The theme's template already loads
@@ -146,7 +148,8 @@ def fix_roles(body: str) -> str:
 
 #: An inline formula as Sphinx writes it, then the closing punctuation that follows it.
 _MATH_THEN_PUNCTUATION = re.compile(
-    r'(<span class="math notranslate nohighlight">\\\([^<]*?\\\)</span>)([)\]},.;:!?%’”]+)')
+    r'(<span class="math notranslate nohighlight">\\\([^<]*?\\\)</span>)([)\]},.;:!?%’”]+)'
+)
 
 
 def keep_punctuation_with_maths(body: str) -> str:

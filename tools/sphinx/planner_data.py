@@ -47,14 +47,42 @@ SCRIPT_NAME = "planner-data.js"
 GLOBAL = "PLANNER_DATA"
 
 #: Fields of a model preset that the formulas use (names as in ``ModelConfig``).
-MODEL_FIELDS = ("name", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts",
-                "experts_per_token", "gated_mlp", "qkv_bias", "tied_embeddings", "head_width", "shared_experts",
-                "shared_ffn_hidden", "dense_layers", "dense_ffn_hidden", "kv_lora_rank", "q_lora_rank",
-                "rope_head_dim", "v_head_dim", "hf_id")
+MODEL_FIELDS = (
+    "name",
+    "layers",
+    "hidden",
+    "heads",
+    "kv_heads",
+    "ffn_hidden",
+    "vocab",
+    "experts",
+    "experts_per_token",
+    "gated_mlp",
+    "qkv_bias",
+    "tied_embeddings",
+    "head_width",
+    "shared_experts",
+    "shared_ffn_hidden",
+    "dense_layers",
+    "dense_ffn_hidden",
+    "kv_lora_rank",
+    "q_lora_rank",
+    "rope_head_dim",
+    "v_head_dim",
+    "hf_id",
+)
 #: Fields of ``ModelConfig`` that a custom model of the page leaves at their defaults.
 MODEL_DEFAULTS = MODEL_FIELDS[9:]
-DEVICE_FIELDS = ("name", "memory_bytes", "memory_bandwidth", "peak_flops", "link", "fp8_flops", "network",
-                 "nics_per_gpu")
+DEVICE_FIELDS = (
+    "name",
+    "memory_bytes",
+    "memory_bandwidth",
+    "peak_flops",
+    "link",
+    "fp8_flops",
+    "network",
+    "nics_per_gpu",
+)
 #: Fields of ``Device`` that a custom device of the page leaves at their defaults.
 DEVICE_DEFAULTS = ("fp8_flops", "network", "nics_per_gpu")
 LINK_FIELDS = ("name", "bandwidth", "kind", "nccl_share", "in_network_efficiency")
@@ -62,12 +90,30 @@ LINK_FIELDS = ("name", "bandwidth", "kind", "nccl_share", "in_network_efficiency
 #: TFLOPS and ms).
 UNITS = ("GB", "GiB", "TB", "TFLOPS", "ms")
 #: Keyword arguments of ``lib.serving.plan`` whose defaults the page starts from.
-PLAN_DEFAULTS = ("devices_per_node", "link", "inter_link", "nics_per_node", "prefix_hit_rate", "expert_parallel",
-                 "percentile")
+PLAN_DEFAULTS = (
+    "devices_per_node",
+    "link",
+    "inter_link",
+    "nics_per_node",
+    "prefix_hit_rate",
+    "expert_parallel",
+    "percentile",
+)
 #: Fields of ``lib.serving.Engine`` whose defaults the page starts from (``None``: set by the device).
-ENGINE_FIELDS = ("weight_format", "kv_format", "allreduce", "expert_exchange", "cuda_graphs", "memory_efficiency",
-                 "compute_efficiency", "layer_overhead", "step_overhead", "max_num_seqs", "max_num_batched_tokens",
-                 "gpu_memory_utilization")
+ENGINE_FIELDS = (
+    "weight_format",
+    "kv_format",
+    "allreduce",
+    "expert_exchange",
+    "cuda_graphs",
+    "memory_efficiency",
+    "compute_efficiency",
+    "layer_overhead",
+    "step_overhead",
+    "max_num_seqs",
+    "max_num_batched_tokens",
+    "gpu_memory_utilization",
+)
 
 
 def _pick(record: Any, fields: tuple[str, ...]) -> dict:
@@ -97,8 +143,10 @@ def _engine() -> dict:
         "non_torch_bytes": [engine.NON_TORCH_BYTES[1], engine.NON_TORCH_BYTES[2]],
         "cuda_graph_bytes": engine.CUDA_GRAPH_BYTES,
         "scheduler_tiers": [[least, excluded, list(limits)] for least, excluded, limits in engine.SCHEDULER_TIERS],
-        "weight_formats": {name: {"bytes_per_weight": f.bytes_per_weight, "compute": f.compute,
-                                  "description": f.description} for name, f in formats.WEIGHT_FORMATS.items()},
+        "weight_formats": {
+            name: {"bytes_per_weight": f.bytes_per_weight, "compute": f.compute, "description": f.description}
+            for name, f in formats.WEIGHT_FORMATS.items()
+        },
         "kv_formats": dict(formats.KV_FORMATS),
         "unquantised_bytes": formats.UNQUANTISED_BYTES,
     }
@@ -109,8 +157,14 @@ def _capacity() -> dict:
     import importlib
 
     capacity = importlib.import_module("lib.serving.capacity")  # lib.serving.capacity is also a function's name
-    return {"bindings": list(capacity.BINDINGS), "grid": capacity._GRID, "draws": capacity._DRAWS,
-            "together": capacity._TOGETHER, "fixed_point": capacity._FIXED_POINT, "bisections": capacity._BISECTIONS}
+    return {
+        "bindings": list(capacity.BINDINGS),
+        "grid": capacity._GRID,
+        "draws": capacity._DRAWS,
+        "together": capacity._TOGETHER,
+        "fixed_point": capacity._FIXED_POINT,
+        "bisections": capacity._BISECTIONS,
+    }
 
 
 def _engine_allreduce() -> dict:
@@ -185,8 +239,13 @@ def script(data: dict | None = None) -> str:
     Compact JSON, keys sorted, so that the file changes only when a number does.
     Refuses NaN and infinities, which JSON cannot carry.
     """
-    payload = json.dumps(planner_data() if data is None else data, sort_keys=True, separators=(",", ":"),
-                         allow_nan=False, ensure_ascii=False)
+    payload = json.dumps(
+        planner_data() if data is None else data,
+        sort_keys=True,
+        separators=(",", ":"),
+        allow_nan=False,
+        ensure_ascii=False,
+    )
     return f"window.{GLOBAL} = {payload};\n"
 
 

@@ -1,4 +1,4 @@
-""""Run this chapter yourself": a note under each chapter's title (a Sphinx extension, loaded by ``html_tweaks``).
+""" "Run this chapter yourself": a note under each chapter's title (a Sphinx extension, loaded by ``html_tweaks``).
 
 The theme's download button offers a chapter's ``.ipynb``, which imports the
 book's library ``lib``: on its own it does not run. Each chapter page of the
@@ -35,8 +35,16 @@ from typing import Any
 from tools.release.bundle_files import PARTICIPANT_COMMANDS, STUDENT
 
 __all__ = [
-    "CHAPTERS", "INSTALL", "NOTE_CLASS", "PLACEHOLDER", "after_title", "bundle_commands", "bundle_note",
-    "repository", "run_note", "setup",
+    "CHAPTERS",
+    "INSTALL",
+    "NOTE_CLASS",
+    "PLACEHOLDER",
+    "after_title",
+    "bundle_commands",
+    "bundle_note",
+    "repository",
+    "run_note",
+    "setup",
 ]
 
 #: Docnames that get the note: the chapter notebooks.

@@ -26,8 +26,8 @@ import nbformat
 
 from tools.notebooks.book_index import BookIndex, book_index, chapter_notebooks
 from tools.notebooks.glue import glue_values
-from tools.teaching.myst_plain import to_plain
 from tools.notebooks.myst_syntax import HEADING
+from tools.teaching.myst_plain import to_plain
 
 __all__ = ["MAX_OUTPUT_LINES", "chapter_sheet", "sheet", "show"]
 
@@ -69,7 +69,7 @@ def chapter_sheet(path: Path, index: BookIndex) -> str:
                 match = re.search(r"^##[ \t]+Exercises[ \t]*$", cell.source, re.MULTILINE)
                 if not match:
                     continue
-                started, source = True, cell.source[match.end():]
+                started, source = True, cell.source[match.end() :]
             else:
                 source = cell.source
             text, _ = to_plain(source, index, glue, book=True)
@@ -80,10 +80,11 @@ def chapter_sheet(path: Path, index: BookIndex) -> str:
             tags = set(cell.metadata.get("tags", []))
             if tags & {"remove-input", "remove-cell", "hide-cell"} or not cell.source.strip():
                 continue
-            code = "\n".join(line for line in cell.source.strip().split("\n")
-                             if not line.startswith("glue("))  # the book's plumbing, not the answer
+            code = "\n".join(
+                line for line in cell.source.strip().split("\n") if not line.startswith("glue(")
+            )  # the book's plumbing, not the answer
             parts.append(f"```python\n{code.strip()}\n```")
-            printed, figure = (("", False) if "remove-output" in tags else _printed(cell))
+            printed, figure = ("", False) if "remove-output" in tags else _printed(cell)
             if printed:
                 parts.append(f"```text\n{printed}\n```")
             if figure:

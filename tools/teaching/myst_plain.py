@@ -49,8 +49,7 @@ from tools.notebooks.myst_syntax import DIRECTIVE, LABELLED_EQUATION, ROLE, TARG
 __all__ = ["to_plain", "MYST_LEFTOVERS"]
 
 #: Markup that must not survive :func:`to_plain` (the student-notebook test greps for it).
-MYST_LEFTOVERS = re.compile(r"\{glue|\{ref\}|\{term\}|\{numref\}|\{eq\}|\{cite|:label:|^\([\w-]+\)=",
-                            re.MULTILINE)
+MYST_LEFTOVERS = re.compile(r"\{glue|\{ref\}|\{term\}|\{numref\}|\{eq\}|\{cite|:label:|^\([\w-]+\)=", re.MULTILINE)
 
 _DISPLAY = re.compile(r"^(?P<indent>[ \t]*)\$\$(?P<body>(?:(?!\$\$).)+?)\$\$[ \t]*$", re.DOTALL | re.MULTILINE)
 
@@ -63,8 +62,9 @@ class _Context:
     book: bool = False
 
 
-def to_plain(source: str, index: BookIndex, glue: dict[str, dict[str, Any]], book: bool = False
-             ) -> tuple[str, dict[str, dict[str, str]]]:
+def to_plain(
+    source: str, index: BookIndex, glue: dict[str, dict[str, Any]], book: bool = False
+) -> tuple[str, dict[str, dict[str, str]]]:
     """One markdown cell's MyST as plain Markdown; also the image attachments it now needs.
 
     Raises ``KeyError`` naming a glued value that ``glue`` lacks (execute the
@@ -96,8 +96,17 @@ def to_plain(source: str, index: BookIndex, glue: dict[str, dict[str, Any]], boo
         text = LABELLED_EQUATION.sub(lambda m: _tag(m, index), text)
         text = _DISPLAY.sub(lambda m: _unnumbered(m.group("body"), indent=m.group("indent")), text)
     text = TARGET_LINE.sub("", text)
-    role = (lambda m: _role(m.group("name"), m.group("content"), context) if m.group("name").startswith("glue")
-            else m.group(0)) if book else (lambda m: _role(m.group("name"), m.group("content"), context))
+    role = (
+        (
+            lambda m: (
+                _role(m.group("name"), m.group("content"), context)
+                if m.group("name").startswith("glue")
+                else m.group(0)
+            )
+        )
+        if book
+        else (lambda m: _role(m.group("name"), m.group("content"), context))
+    )
     text = ROLE.sub(role, text)
     return re.sub(r"\n{3,}", "\n\n", text).strip("\n"), context.attachments
 
@@ -185,9 +194,9 @@ def _directives(text: str, context: _Context) -> str:
         end = closing.search(text, block.end())
         # An unclosed fence runs to the end of the cell, as in CommonMark.
         stop, resume = (end.start(), end.end()) if end else (len(text), len(text))
-        options, inner = split_options(text[block.end():stop])
+        options, inner = split_options(text[block.end() : stop])
         body = _directives(inner.strip("\n"), context)
-        out.append(text[position:block.start()])
+        out.append(text[position : block.start()])
         if context.book:
             out.append(_render_book(block, options, body, context))
         else:
@@ -195,9 +204,18 @@ def _directives(text: str, context: _Context) -> str:
         position = resume
 
 
-_ADMONITIONS = {"note": "Note", "tip": "Tip", "important": "Important", "warning": "Warning",
-                "caution": "Caution", "attention": "Attention", "hint": "Hint", "seealso": "See also",
-                "danger": "Danger", "error": "Error"}
+_ADMONITIONS = {
+    "note": "Note",
+    "tip": "Tip",
+    "important": "Important",
+    "warning": "Warning",
+    "caution": "Caution",
+    "attention": "Attention",
+    "hint": "Hint",
+    "seealso": "See also",
+    "danger": "Danger",
+    "error": "Error",
+}
 
 
 def _quote(title: str, body: str) -> str:

@@ -35,8 +35,8 @@ def _directive(name: str) -> re.Pattern[str]:
     """
     return re.compile(
         r"^[ \t]*" + _FENCE % re.escape(name) + r"[^\n]*\n"  # opening line
-        r"(?:.*?\n)??"                                        # options, body
-        r"[ \t]*(?P=fence)[ \t]*$",                           # closing fence
+        r"(?:.*?\n)??"  # options, body
+        r"[ \t]*(?P=fence)[ \t]*$",  # closing fence
         re.MULTILINE | re.DOTALL,
     )
 
@@ -46,8 +46,9 @@ _END = _directive("solution-end")
 _SOLUTION_OF = re.compile(r"\{solution-start\}[ \t]*(\S+)")
 
 
-def _answer_cell(label: str | None, number: int, code: bool,
-                 names: dict[str, str] | None = None) -> nbformat.NotebookNode:
+def _answer_cell(
+    label: str | None, number: int, code: bool, names: dict[str, str] | None = None
+) -> nbformat.NotebookNode:
     """An empty answer cell where a solution used to be: code if the solution ran code.
 
     >>> _answer_cell("ex-a", 1, code=False).source
@@ -74,8 +75,7 @@ def _kept(cell: nbformat.NotebookNode, text: str) -> list[nbformat.NotebookNode]
     return [new]
 
 
-def strip_solutions(notebook: nbformat.NotebookNode,
-                    names: dict[str, str] | None = None) -> nbformat.NotebookNode:
+def strip_solutions(notebook: nbformat.NotebookNode, names: dict[str, str] | None = None) -> nbformat.NotebookNode:
     """A copy of ``notebook`` without solutions, an answer cell in place of each.
 
     A solution may lie inside one markdown cell (a prose answer) or span
@@ -118,7 +118,7 @@ def strip_solutions(notebook: nbformat.NotebookNode,
                 label = _SOLUTION_OF.search(start.group(0))
                 inside = label.group(1) if label else ""
                 count += 1
-                text = text[start.end():]
+                text = text[start.end() :]
             else:
                 end = _END.search(text)
                 if not end:
@@ -126,7 +126,7 @@ def strip_solutions(notebook: nbformat.NotebookNode,
                 pieces.append(_answer_cell(inside or None, count, ran_code, names))
                 ran_code = False
                 inside = None
-                text = text[end.end():]
+                text = text[end.end() :]
         run: list[str] = []
         for piece in pieces + [None]:
             if isinstance(piece, str):
@@ -137,8 +137,7 @@ def strip_solutions(notebook: nbformat.NotebookNode,
             if piece is not None:
                 cells.append(piece)
     if inside is not None:
-        raise ValueError(f"solution of {inside or 'an exercise'} starts but never ends "
-                         "(solution-end missing)")
+        raise ValueError(f"solution of {inside or 'an exercise'} starts but never ends (solution-end missing)")
     result.cells = _unique_ids(cells)
     return result
 
@@ -160,4 +159,3 @@ def _unique_ids(cells: list[nbformat.NotebookNode]) -> list[nbformat.NotebookNod
             cell.id = f"{base}-{n}"
         seen.add(cell.id)
     return cells
-

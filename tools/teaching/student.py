@@ -99,7 +99,7 @@ NOTE = (
 
 FULL_NOTE = (
     "**Teacher's reading copy.** The whole chapter with its stored outputs and every "
-    "solution (under \"Solution to exercise N.k\"), in plain Markdown. The book's source "
+    'solution (under "Solution to exercise N.k"), in plain Markdown. The book\'s source '
     "notebook is `notebooks/` in the repository."
 )
 
@@ -128,8 +128,12 @@ def exercise_headings(notebook: nbformat.NotebookNode) -> list[str]:
     >>> exercise_headings(nbformat.v4.new_notebook(cells=[cell]))
     ['Exercise 2.1']
     """
-    return [match.group(1) for cell in notebook.cells if cell.cell_type == "markdown"
-            for match in re.finditer(r"^### (Exercise[^\n]*)$", cell.source, re.MULTILINE)]
+    return [
+        match.group(1)
+        for cell in notebook.cells
+        if cell.cell_type == "markdown"
+        for match in re.finditer(r"^### (Exercise[^\n]*)$", cell.source, re.MULTILINE)
+    ]
 
 
 def lab_metadata(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -157,10 +161,12 @@ def lab_metadata(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
         if hidden and cell.cell_type == "code":  # what the book hides, JupyterLab shows collapsed
             metadata["jupyter"] = hidden
         cell.metadata = nbformat.from_dict(metadata)
-    notebook.metadata = nbformat.from_dict({
-        "kernelspec": dict(KERNELSPEC),
-        "language_info": dict(STUDENT_LANGUAGE),
-    })
+    notebook.metadata = nbformat.from_dict(
+        {
+            "kernelspec": dict(KERNELSPEC),
+            "language_info": dict(STUDENT_LANGUAGE),
+        }
+    )
     notebook.nbformat, notebook.nbformat_minor = 4, 5
     return notebook
 
@@ -181,8 +187,7 @@ def clear_outputs(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return lab_metadata(notebook)
 
 
-def plain_markdown(notebook: nbformat.NotebookNode, index: BookIndex,
-                   glue: dict[str, dict]) -> nbformat.NotebookNode:
+def plain_markdown(notebook: nbformat.NotebookNode, index: BookIndex, glue: dict[str, dict]) -> nbformat.NotebookNode:
     """Rewrite every markdown cell of ``notebook`` with :func:`tools.teaching.myst_plain.to_plain`, in place.
 
     Figures pasted in become attachments of their cell.
@@ -201,8 +206,9 @@ def plain_markdown(notebook: nbformat.NotebookNode, index: BookIndex,
     return notebook
 
 
-def _index_and_glue(notebook: nbformat.NotebookNode, index: BookIndex | None,
-                    folder: Path | None = None) -> tuple[BookIndex, dict[str, dict]]:
+def _index_and_glue(
+    notebook: nbformat.NotebookNode, index: BookIndex | None, folder: Path | None = None
+) -> tuple[BookIndex, dict[str, dict]]:
     """``index`` (by default the notebook's own) and the values the notebook's markdown glues.
 
     Values missing from the stored outputs come from running a copy of the
@@ -219,14 +225,16 @@ def _index_and_glue(notebook: nbformat.NotebookNode, index: BookIndex | None,
     missing = glued_names(notebook) - set(glue)
     if missing:
         if folder is None:
-            raise ValueError(f"glued values {sorted(missing)} are not in the stored outputs: "
-                             "execute the notebook first")
+            raise ValueError(
+                f"glued values {sorted(missing)} are not in the stored outputs: execute the notebook first"
+            )
         glue = glue_values(execute(copy.deepcopy(notebook), Path(folder)))
     return index, glue
 
 
-def make_student(notebook: nbformat.NotebookNode, index: BookIndex | None = None,
-                 folder: Path | None = None) -> nbformat.NotebookNode:
+def make_student(
+    notebook: nbformat.NotebookNode, index: BookIndex | None = None, folder: Path | None = None
+) -> nbformat.NotebookNode:
     """The student version of one chapter notebook (a new notebook).
 
     ``index`` numbers chapters, figures, equations and exercises across the
@@ -292,8 +300,10 @@ def main(argv: list[str] | None = None) -> list[Path]:
         nbformat.validate(student)
         nbformat.write(student, out)
         written.append(out)
-        print(f"{out}: {len(exercise_headings(student))} exercises, "
-              f"{len(student.cells)} cells (from {len(original.cells)})")
+        print(
+            f"{out}: {len(exercise_headings(student))} exercises, "
+            f"{len(student.cells)} cells (from {len(original.cells)})"
+        )
     return written
 
 

@@ -41,10 +41,15 @@ def _is_glue(statement: ast.stmt) -> bool:
     if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
         return False
     call = statement.value
-    hidden = any(k.arg == "display" and isinstance(k.value, ast.Constant) and k.value.value is False
-                 for k in call.keywords)
-    return (isinstance(call.func, ast.Name) and call.func.id == "glue" and hidden
-            and not any(isinstance(node, ast.NamedExpr) for node in ast.walk(call)))
+    hidden = any(
+        k.arg == "display" and isinstance(k.value, ast.Constant) and k.value.value is False for k in call.keywords
+    )
+    return (
+        isinstance(call.func, ast.Name)
+        and call.func.id == "glue"
+        and hidden
+        and not any(isinstance(node, ast.NamedExpr) for node in ast.walk(call))
+    )
 
 
 def _plumbing(statement: ast.stmt) -> bool:
@@ -83,8 +88,9 @@ def unglue(source: str) -> str:
     drop: set[int] = set()
     for statement in removed:
         span = set(range(statement.lineno, (statement.end_lineno or statement.lineno) + 1))
-        shared = any(other.lineno in span or (not isinstance(other, _BLOCKS) and other.end_lineno in span)
-                     for other in others)
+        shared = any(
+            other.lineno in span or (not isinstance(other, _BLOCKS) and other.end_lineno in span) for other in others
+        )
         if not shared:
             drop |= span
     result = "\n".join(line for number, line in enumerate(source.split("\n"), 1) if number not in drop)

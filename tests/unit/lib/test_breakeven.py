@@ -10,11 +10,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import phase_strategies
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-
-import phase_strategies
 
 from lib.breakeven import break_even_divisible, min_bandwidth, min_efficiency, saving_fraction
 from lib.experiment import BASE
@@ -24,6 +23,7 @@ H_BASE = 4 * (0.03 * ms + 2 * MB / (10 * GB / s))  # 0.92 ms
 
 
 # --- the chapter's numbers -------------------------------------------------
+
 
 def test_base_communication_and_saving():
     assert BASE.communication_time == pytest.approx(0.92 * ms)
@@ -175,6 +175,7 @@ def test_overlap_bound_never_above_split_time(phase):
 
 # --- arrays ----------------------------------------------------------------
 
+
 def test_arrays_broadcast_like_scalars():
     work = np.array([[0.5], [2.0], [12.0]]) * ms
     bandwidth = np.array([0.5, 1.0, 10.0, math.inf]) * GB / s
@@ -185,8 +186,7 @@ def test_arrays_broadcast_like_scalars():
         assert grid.shape == (3, 4)
         for i in range(3):
             for j in range(4):
-                single = BASE.with_(divisible=work[i, 0], bandwidth=bandwidth[j],
-                                    efficiency=efficiency[i, 0])
+                single = BASE.with_(divisible=work[i, 0], bandwidth=bandwidth[j], efficiency=efficiency[i, 0])
                 assert grid[i, j] == pytest.approx(function(single))
     assert not np.isnan(break_even_divisible(sweep)).any()
     assert (break_even_divisible(sweep)[0] == math.inf).all()  # K eta = 0.8

@@ -11,28 +11,36 @@ import dataclasses
 import math
 
 import numpy as np
+import phase_strategies
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import phase_strategies
-
 from lib import units
 from lib.budget import Phase
 from lib.experiment import BASE
-from lib.units import GB, GiB, Gbit, MB, ms, s
+from lib.units import GB, MB, Gbit, GiB, ms, s
 
 FIELDS = ["serial", "divisible", "efficiency", "transfers", "startup", "transfer_bytes", "bandwidth", "devices"]
 
 
 def base_phase(**changes):
-    values = dict(serial=0.8 * ms, divisible=12 * ms, efficiency=0.8, transfers=4,
-                  startup=0.03 * ms, transfer_bytes=2 * MB, bandwidth=10 * GB / s, devices=2)
+    values = dict(
+        serial=0.8 * ms,
+        divisible=12 * ms,
+        efficiency=0.8,
+        transfers=4,
+        startup=0.03 * ms,
+        transfer_bytes=2 * MB,
+        bandwidth=10 * GB / s,
+        devices=2,
+    )
     values.update(changes)
     return Phase(**values)
 
 
 # --- units ---------------------------------------------------------------
+
 
 def test_units_are_si_multiples():
     assert units.s == 1 and ms == 1e-3 and units.us == 1e-6 and units.ns == 1e-9
@@ -49,6 +57,7 @@ def test_transfer_time_in_three_kinds_of_gigabyte():
 
 
 # --- the base case of chapter 2 ---------------------------------------------
+
 
 def test_experiment_base_is_the_chapter_base_case():
     assert BASE == base_phase()
@@ -79,8 +88,15 @@ def test_long_serial_case():
 
 def test_results_are_plain_floats_for_scalar_inputs():
     phase = base_phase()
-    for name in ["one_device_time", "split_compute_time", "communication_time", "split_time",
-                 "speedup", "parallel_efficiency", "overlap_bound"]:
+    for name in [
+        "one_device_time",
+        "split_compute_time",
+        "communication_time",
+        "split_time",
+        "speedup",
+        "parallel_efficiency",
+        "overlap_bound",
+    ]:
         assert type(getattr(phase, name)) is float, name
 
 
@@ -106,7 +122,7 @@ def test_infinite_bandwidth_leaves_startups():
 
 def test_speedup_undefined_when_nothing_takes_time():
     with pytest.raises(ValueError, match="split_time is 0"):
-        Phase(serial=0.0, divisible=0.0).speedup
+        Phase(serial=0.0, divisible=0.0).speedup  # noqa: B018 (the property raises)
 
 
 # --- properties -------------------------------------------------------------
@@ -121,16 +137,23 @@ bandwidths = st.floats(1e3, 1e13)
 
 @st.composite
 def phases(draw):
-    return Phase(serial=draw(times), divisible=draw(times), efficiency=draw(efficiencies),
-                 transfers=draw(counts), startup=draw(times), transfer_bytes=draw(sizes),
-                 bandwidth=draw(bandwidths), devices=draw(device_counts))
+    return Phase(
+        serial=draw(times),
+        divisible=draw(times),
+        efficiency=draw(efficiencies),
+        transfers=draw(counts),
+        startup=draw(times),
+        transfer_bytes=draw(sizes),
+        bandwidth=draw(bandwidths),
+        devices=draw(device_counts),
+    )
 
 
 @settings(deadline=None, max_examples=300)
 @given(phases())
 def test_budget_identities(phase):
     S, C, eta = phase.serial, phase.divisible, phase.efficiency
-    Q, l, V, B, K = phase.transfers, phase.startup, phase.transfer_bytes, phase.bandwidth, phase.devices
+    Q, l, V, B, K = phase.transfers, phase.startup, phase.transfer_bytes, phase.bandwidth, phase.devices  # noqa: E741 (the book's l)
     assert phase.one_device_time == pytest.approx(S + C)
     assert phase.split_compute_time == pytest.approx(C / (K * eta))
     assert phase.communication_time == pytest.approx(Q * (l + V / B))
@@ -173,15 +196,17 @@ def test_more_transfers_never_speed_the_split(phase, extra):
 
 
 @settings(deadline=None, max_examples=100)
-@given(st.lists(st.tuples(times, times, efficiencies, counts, times, sizes, bandwidths, device_counts),
-                min_size=1, max_size=8))
+@given(
+    st.lists(
+        st.tuples(times, times, efficiencies, counts, times, sizes, bandwidths, device_counts), min_size=1, max_size=8
+    )
+)
 def test_arrays_broadcast_like_scalars_elementwise(rows):
     columns = [np.array(column) for column in zip(*rows)]
     swept = Phase(*columns)
     for i, row in enumerate(rows):
         single = Phase(*row)
-        for name in ["one_device_time", "split_compute_time", "communication_time", "split_time",
-                     "overlap_bound"]:
+        for name in ["one_device_time", "split_compute_time", "communication_time", "split_time", "overlap_bound"]:
             assert np.asarray(getattr(swept, name))[i] == pytest.approx(getattr(single, name)), name
 
 
@@ -197,8 +222,15 @@ def test_scalar_and_array_fields_broadcast_together():
     assert grid.split_time[1, 0] == pytest.approx(16.42 * ms)
 
 
-PROPERTIES = ["one_device_time", "split_compute_time", "communication_time", "split_time", "speedup",
-              "parallel_efficiency", "overlap_bound"]
+PROPERTIES = [
+    "one_device_time",
+    "split_compute_time",
+    "communication_time",
+    "split_time",
+    "speedup",
+    "parallel_efficiency",
+    "overlap_bound",
+]
 
 
 @pytest.mark.parametrize("field", FIELDS)
@@ -234,30 +266,56 @@ def test_array_is_the_field_over_the_whole_sweep():
 NAN, INF = float("nan"), float("inf")
 
 
-@pytest.mark.parametrize("field, value", [
-    ("serial", -1 * ms), ("serial", NAN), ("serial", INF),
-    ("divisible", -1e-9), ("divisible", NAN), ("divisible", INF),
-    ("efficiency", 0.0), ("efficiency", 1.01), ("efficiency", -0.5), ("efficiency", NAN),
-    ("efficiency", INF),
-    ("transfers", -1), ("transfers", 1.5), ("transfers", NAN), ("transfers", INF),
-    ("startup", -0.03 * ms), ("startup", NAN), ("startup", INF),
-    ("transfer_bytes", -1.0), ("transfer_bytes", NAN), ("transfer_bytes", INF),
-    ("bandwidth", 0.0), ("bandwidth", -10 * GB / s), ("bandwidth", NAN),
-    ("devices", 0), ("devices", -2), ("devices", 1.5), ("devices", NAN), ("devices", INF),
-    ("serial", "fast"),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("serial", -1 * ms),
+        ("serial", NAN),
+        ("serial", INF),
+        ("divisible", -1e-9),
+        ("divisible", NAN),
+        ("divisible", INF),
+        ("efficiency", 0.0),
+        ("efficiency", 1.01),
+        ("efficiency", -0.5),
+        ("efficiency", NAN),
+        ("efficiency", INF),
+        ("transfers", -1),
+        ("transfers", 1.5),
+        ("transfers", NAN),
+        ("transfers", INF),
+        ("startup", -0.03 * ms),
+        ("startup", NAN),
+        ("startup", INF),
+        ("transfer_bytes", -1.0),
+        ("transfer_bytes", NAN),
+        ("transfer_bytes", INF),
+        ("bandwidth", 0.0),
+        ("bandwidth", -10 * GB / s),
+        ("bandwidth", NAN),
+        ("devices", 0),
+        ("devices", -2),
+        ("devices", 1.5),
+        ("devices", NAN),
+        ("devices", INF),
+        ("serial", "fast"),
+    ],
+)
 def test_bad_values_raise_naming_the_parameter(field, value):
     with pytest.raises(ValueError, match=f"^{field} "):
         base_phase(**{field: value})
 
 
-@pytest.mark.parametrize("field, values", [
-    ("devices", [2, 0, 4]),
-    ("efficiency", [0.8, 1.2]),
-    ("bandwidth", [10 * GB / s, 0.0]),
-    ("serial", [0.0, NAN]),
-    ("transfers", [4, 2.5]),
-])
+@pytest.mark.parametrize(
+    "field, values",
+    [
+        ("devices", [2, 0, 4]),
+        ("efficiency", [0.8, 1.2]),
+        ("bandwidth", [10 * GB / s, 0.0]),
+        ("serial", [0.0, NAN]),
+        ("transfers", [4, 2.5]),
+    ],
+)
 def test_one_bad_element_in_an_array_is_enough(field, values):
     with pytest.raises(ValueError, match=f"^{field} "):
         base_phase(**{field: np.array(values)})

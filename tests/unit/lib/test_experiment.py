@@ -55,9 +55,20 @@ def test_quoted_figures():
 def test_scenarios_change_one_assumption_each():
     base = experiment.BASE
     for name, phase in experiment.scenarios()[1:]:
-        changed = [field for field in ("serial", "divisible", "efficiency", "transfers", "startup",
-                                       "transfer_bytes", "bandwidth", "devices")
-                   if getattr(phase, field) != getattr(base, field)]
+        changed = [
+            field
+            for field in (
+                "serial",
+                "divisible",
+                "efficiency",
+                "transfers",
+                "startup",
+                "transfer_bytes",
+                "bandwidth",
+                "devices",
+            )
+            if getattr(phase, field) != getattr(base, field)
+        ]
         assert len(changed) == 1, (name, changed)
 
 
@@ -80,7 +91,10 @@ def test_command_line(tmp_path: Path):
     target = tmp_path / "out.json"
     completed = subprocess.run(
         [sys.executable, "-m", "lib.experiment", "--json", str(target)],
-        capture_output=True, text=True, check=True, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
     )
     assert "9.2200" in completed.stdout
     stored = json.loads(target.read_text())

@@ -13,8 +13,14 @@ from lib import experts
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.integers(1, 600), st.integers(1, 16), st.integers(1, 4),
-       st.floats(0.1, 4.0), st.integers(0, 2**31), st.floats(0.0, 3.0))
+@given(
+    st.integers(1, 600),
+    st.integers(1, 16),
+    st.integers(1, 4),
+    st.floats(0.1, 4.0),
+    st.integers(0, 2**31),
+    st.floats(0.0, 3.0),
+)
 def test_slots_are_conserved(tokens, n_experts, top_k, factor, seed, skew):
     top_k = min(top_k, n_experts)
     r = experts.simulate_router(tokens, n_experts, top_k, factor, seed=seed, skew=skew)
@@ -123,31 +129,37 @@ def test_expert_imbalance_falls_with_tokens_and_is_one_on_one_device():
     assert experts.expert_imbalance(1, 8, 2, 8) <= 4.0
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: experts.route(0, 8), "tokens"),
-    (lambda: experts.route(10, 0), "experts"),
-    (lambda: experts.route(10, 4, top_k=5), "top_k"),
-    (lambda: experts.route(10, 4, top_k=1.5), "top_k"),
-    (lambda: experts.route(10, 4, skew=-1), "skew"),
-    (lambda: experts.expert_capacity(10, 4, 1, 0.0), "capacity_factor"),
-    (lambda: experts.dispatch([[0, 5]], experts=4, capacity=1), "assignments"),
-    (lambda: experts.dispatch([[0, 1]], experts=4, capacity=-1), "capacity"),
-    (lambda: experts.load_imbalance([]), "load"),
-    (lambda: experts.expert_imbalance(-1, 8, 2, 4), "tokens"),
-    (lambda: experts.expert_imbalance(8, 8, 2, 3), "devices"),
-    (lambda: experts.dispatch_bytes(experts.simulate_router(8, 6, 1), 4, 8, 2), "devices"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: experts.route(0, 8), "tokens"),
+        (lambda: experts.route(10, 0), "experts"),
+        (lambda: experts.route(10, 4, top_k=5), "top_k"),
+        (lambda: experts.route(10, 4, top_k=1.5), "top_k"),
+        (lambda: experts.route(10, 4, skew=-1), "skew"),
+        (lambda: experts.expert_capacity(10, 4, 1, 0.0), "capacity_factor"),
+        (lambda: experts.dispatch([[0, 5]], experts=4, capacity=1), "assignments"),
+        (lambda: experts.dispatch([[0, 1]], experts=4, capacity=-1), "capacity"),
+        (lambda: experts.load_imbalance([]), "load"),
+        (lambda: experts.expert_imbalance(-1, 8, 2, 4), "tokens"),
+        (lambda: experts.expert_imbalance(8, 8, 2, 3), "devices"),
+        (lambda: experts.dispatch_bytes(experts.simulate_router(8, 6, 1), 4, 8, 2), "devices"),
+    ],
+)
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: experts.route([10, 20], 4), "tokens"),
-    (lambda: experts.expert_capacity(10, [4, 8], 1, 1.0), "experts"),
-    (lambda: experts.expert_capacity(10, 4, 1, [1.0, 1.25]), "capacity_factor"),
-    (lambda: experts.route(10, 4, skew=[0.0, 1.0]), "skew"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: experts.route([10, 20], 4), "tokens"),
+        (lambda: experts.expert_capacity(10, [4, 8], 1, 1.0), "experts"),
+        (lambda: experts.expert_capacity(10, 4, 1, [1.0, 1.25]), "capacity_factor"),
+        (lambda: experts.route(10, 4, skew=[0.0, 1.0]), "skew"),
+    ],
+)
 def test_sweeps_are_refused_naming_the_parameter(call, name):
     # A routing is one simulation: an array where one number belongs is an error, not a silent pick.
     with pytest.raises(ValueError, match=rf"{name} must be a scalar .*not an array"):

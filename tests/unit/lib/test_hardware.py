@@ -9,7 +9,7 @@ import pytest
 
 from lib import hardware
 from lib.hardware import DEVICES
-from lib.units import GB, GiB, MiB, TB, s, us
+from lib.units import GB, TB, GiB, MiB, s, us
 
 BIB_KEYS = set(re.findall(r"^@\w+\{([^,]+),", (Path(__file__).parents[3] / "references.bib").read_text(), re.M))
 
@@ -21,7 +21,7 @@ def test_every_device_is_complete_and_cited(slug):
     assert device.source_note
     assert 8 * GiB <= device.memory_bytes <= 512 * GiB
     assert 100 * GB / s <= device.memory_bandwidth <= 20 * TB / s
-    assert 1e13 <= device.peak_flops <= 1e16          # 10 TFLOP/s to 10 PFLOP/s
+    assert 1e13 <= device.peak_flops <= 1e16  # 10 TFLOP/s to 10 PFLOP/s
     assert device.link in hardware.LINKS and device.network in hardware.LINKS
     assert hardware.LINKS[device.network].kind == "net" and 0 < device.nics_per_gpu <= 1
     assert device.fp8_flops == 0 or 1.9 < device.fp8_flops / device.peak_flops < 2.1
@@ -67,7 +67,9 @@ def test_book_assumptions_name_catalogue_entries():
     assert hardware.LINKS[hardware.SLOW_LINK].bandwidth < hardware.LINKS[hardware.FAST_LINK].bandwidth
 
 
-@pytest.mark.parametrize("lookup, bad", [(hardware.device, "h300"), (hardware.link, "nvlink9"), (hardware.device, None)])
+@pytest.mark.parametrize(
+    "lookup, bad", [(hardware.device, "h300"), (hardware.link, "nvlink9"), (hardware.device, None)]
+)
 def test_unknown_names_are_refused_with_the_choices(lookup, bad):
     with pytest.raises(ValueError, match=f"must be one of .*got {bad!r}"):
         lookup(bad)
@@ -86,4 +88,4 @@ def test_every_peak_cites_a_datasheet():
         assert device.source and device.source_note, slug
         if device.fp8_flops:
             assert "FP8" in device.source_note, slug
-            assert 1.99 < device.fp8_flops / device.peak_flops < 2.03, slug   # the L40S prints 733 and 362.05
+            assert 1.99 < device.fp8_flops / device.peak_flops < 2.03, slug  # the L40S prints 733 and 362.05

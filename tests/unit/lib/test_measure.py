@@ -18,8 +18,8 @@ import pytest
 from lib import measure
 from lib.measure import launch
 
-
 # --- launcher: bad input --------------------------------------------------------
+
 
 def test_one_device_is_refused_naming_devices():
     with pytest.raises(ValueError, match="devices"):
@@ -28,14 +28,29 @@ def test_one_device_is_refused_naming_devices():
 
 @pytest.mark.parametrize("devices", ["1", str(launch.available_cores() + 1)])
 def test_cli_refuses_bad_devices(tmp_path, devices):
-    done = subprocess.run([sys.executable, "-m", "lib.measure", "--devices", devices, "--backend", "gloo",
-                           "--json", str(tmp_path / "out.json")], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lib.measure",
+            "--devices",
+            devices,
+            "--backend",
+            "gloo",
+            "--json",
+            str(tmp_path / "out.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
     assert "devices" in done.stderr
     assert not (tmp_path / "out.json").exists()
 
 
 # --- launcher: real ranks ---------------------------------------------------------
+
 
 def _children() -> set[int]:
     return {child.pid for child in psutil.Process().children(recursive=True)}

@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import phase_strategies
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import phase_strategies
 
 from lib.experiment import BASE
 from lib.overlap import (

@@ -42,8 +42,11 @@ def test_equal_stages_match_closed_form(s, m, t):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(stage_time, min_size=1, max_size=8), microbatch_counts,
-       st.integers(min_value=0, max_value=8).map(lambda k: k / 8))
+@given(
+    st.lists(stage_time, min_size=1, max_size=8),
+    microbatch_counts,
+    st.integers(min_value=0, max_value=8).map(lambda k: k / 8),
+)
 def test_unequal_stages_slowest_sets_rate(times, m, hop):
     schedule = pipeline.simulate_pipeline(times, m, hop=hop)
     expected = sum(times) + (m - 1) * max(times) + (len(times) - 1) * hop
@@ -53,8 +56,13 @@ def test_unequal_stages_slowest_sets_rate(times, m, hop):
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(stage_time, min_size=1, max_size=6), st.integers(1, 12),
-       st.integers(1, 3), st.integers(1, 3), st.integers(0, 4).map(lambda k: k / 8))
+@given(
+    st.lists(stage_time, min_size=1, max_size=6),
+    st.integers(1, 12),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.integers(0, 4).map(lambda k: k / 8),
+)
 def test_schedule_is_feasible(times, m, chunks, tokens, hop):
     schedule = pipeline.simulate_pipeline(times, m, hop=hop, chunks=chunks, tokens=tokens)
     s = len(times)
@@ -118,8 +126,13 @@ def test_decode_loop_idle_follows_concurrency(m):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(stage_time, min_size=1, max_size=6), st.integers(1, 12), st.integers(2, 8),
-       st.integers(0, 8).map(lambda k: k / 8), st.none() | st.integers(0, 8).map(lambda k: k / 8))
+@given(
+    st.lists(stage_time, min_size=1, max_size=6),
+    st.integers(1, 12),
+    st.integers(2, 8),
+    st.integers(0, 8).map(lambda k: k / 8),
+    st.none() | st.integers(0, 8).map(lambda k: k / 8),
+)
 def test_decode_loop_pace_matches_closed_form(times, m, tokens, hop, back):
     # The simulator's steady pace is max(loop, m x slowest stage), exactly, for the plain schedule.
     schedule = pipeline.simulate_pipeline(times, m, hop=hop, tokens=tokens, return_hop=back)
@@ -145,7 +158,7 @@ def test_return_hop_only_delays_the_next_pass():
 def test_split_batch_slices_the_running_batch(batch, stages):
     m, b = pipeline.split_batch(batch, stages)
     assert m == min(stages, batch)
-    assert m * b >= batch > (b - 1) * m       # b = ceil(B / m): every sequence placed, no slice empty
+    assert m * b >= batch > (b - 1) * m  # b = ceil(B / m): every sequence placed, no slice empty
     assert pipeline.split_batch(batch, stages, per_sequence=True) == (batch, 1)
 
 
@@ -153,6 +166,7 @@ def test_batches_inside_microbatches_buy_throughput_one_per_microbatch_does_not(
     # A memory-bound stage: 5 ms to read its weights, plus 0.02 ms per sequence carried.
     def stage(b):
         return [5e-3 + 2e-5 * b] * 4
+
     rate = {}
     for per_sequence in (True, False):
         for batch in (4, 20, 64):
@@ -164,12 +178,21 @@ def test_batches_inside_microbatches_buy_throughput_one_per_microbatch_does_not(
     assert rate[False, 64] > 14 * rate[False, 4]
 
 
-@pytest.mark.parametrize("model,pp,batch", [("llama-3-70b", 4, 1), ("llama-3-70b", 4, 3), ("llama-3-70b", 4, 64),
-                                            ("llama-3-70b", 8, 20), ("llama-3-8b", 2, 7)])
+@pytest.mark.parametrize(
+    "model,pp,batch",
+    [
+        ("llama-3-70b", 4, 1),
+        ("llama-3-70b", 4, 3),
+        ("llama-3-70b", 4, 64),
+        ("llama-3-70b", 8, 20),
+        ("llama-3-8b", 2, 7),
+    ],
+)
 def test_loop_time_is_decode_steps_time_per_output_token(model, pp, batch):
     # lib.serving.decode_step's tpot is this module's loop with the serving stage times and hops, the
     # stages priced for the average slice B / m (a steady-state batch is an average, not a count).
     from lib import serving, transformer
+
     config, cluster, layout = transformer.PRESETS[model], serving.Cluster("h100-sxm"), serving.Layout(pp=pp)
     m, _ = pipeline.split_batch(batch, pp)
     times = [float(serving.stage_work(config, cluster, layout, i, batch / m, 1024).time) for i in range(pp)]
@@ -182,46 +205,52 @@ def test_loop_time_is_decode_steps_time_per_output_token(model, pp, batch):
 
 def test_time_per_token_needs_two_passes():
     with pytest.raises(ValueError, match="tokens must be >= 2"):
-        pipeline.simulate_pipeline([1.0], 1).time_per_token
+        pipeline.simulate_pipeline([1.0], 1).time_per_token  # noqa: B018 (the property raises)
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: pipeline.simulate_pipeline([], 4), "stage_times"),
-    (lambda: pipeline.simulate_pipeline([1.0, -1.0], 4), "stage_times"),
-    (lambda: pipeline.simulate_pipeline([1.0, 0.0], 4), "stage_times"),
-    (lambda: pipeline.simulate_pipeline([1.0, float("nan")], 4), "stage_times"),
-    (lambda: pipeline.simulate_pipeline([1.0, float("inf")], 4), "stage_times"),
-    (lambda: pipeline.simulate_pipeline([1.0], 0), "microbatches"),
-    (lambda: pipeline.simulate_pipeline([1.0], 2.5), "microbatches"),
-    (lambda: pipeline.simulate_pipeline([1.0], 2, hop=-1.0), "hop"),
-    (lambda: pipeline.simulate_pipeline([1.0], 2, chunks=0), "chunks"),
-    (lambda: pipeline.simulate_pipeline([1.0], 2, tokens=1.5), "tokens"),
-    (lambda: pipeline.bubble_fraction(0, 4), "stages"),
-    (lambda: pipeline.bubble_fraction(4, 0), "microbatches"),
-    (lambda: pipeline.bubble_fraction(4, 1.5), "microbatches"),
-    (lambda: pipeline.bubble_ratio(4, 2, chunks=0.5), "chunks"),
-    (lambda: pipeline.simulate_pipeline([1.0], 2, tokens=2, return_hop=-1.0), "return_hop"),
-    (lambda: pipeline.split_batch(0, 4), "batch"),
-    (lambda: pipeline.split_batch(2.5, 4), "batch"),
-    (lambda: pipeline.split_batch(4, 0), "stages"),
-    (lambda: pipeline.loop_time([], 2), "stage_times"),
-    (lambda: pipeline.loop_time([1.0, -1.0], 2), "stage_times"),
-    (lambda: pipeline.loop_time([1.0], 0), "microbatches"),
-    (lambda: pipeline.loop_time([1.0], 2, hop=float("nan")), "hop"),
-    (lambda: pipeline.loop_time([1.0], 2, return_hop=-0.5), "return_hop"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: pipeline.simulate_pipeline([], 4), "stage_times"),
+        (lambda: pipeline.simulate_pipeline([1.0, -1.0], 4), "stage_times"),
+        (lambda: pipeline.simulate_pipeline([1.0, 0.0], 4), "stage_times"),
+        (lambda: pipeline.simulate_pipeline([1.0, float("nan")], 4), "stage_times"),
+        (lambda: pipeline.simulate_pipeline([1.0, float("inf")], 4), "stage_times"),
+        (lambda: pipeline.simulate_pipeline([1.0], 0), "microbatches"),
+        (lambda: pipeline.simulate_pipeline([1.0], 2.5), "microbatches"),
+        (lambda: pipeline.simulate_pipeline([1.0], 2, hop=-1.0), "hop"),
+        (lambda: pipeline.simulate_pipeline([1.0], 2, chunks=0), "chunks"),
+        (lambda: pipeline.simulate_pipeline([1.0], 2, tokens=1.5), "tokens"),
+        (lambda: pipeline.bubble_fraction(0, 4), "stages"),
+        (lambda: pipeline.bubble_fraction(4, 0), "microbatches"),
+        (lambda: pipeline.bubble_fraction(4, 1.5), "microbatches"),
+        (lambda: pipeline.bubble_ratio(4, 2, chunks=0.5), "chunks"),
+        (lambda: pipeline.simulate_pipeline([1.0], 2, tokens=2, return_hop=-1.0), "return_hop"),
+        (lambda: pipeline.split_batch(0, 4), "batch"),
+        (lambda: pipeline.split_batch(2.5, 4), "batch"),
+        (lambda: pipeline.split_batch(4, 0), "stages"),
+        (lambda: pipeline.loop_time([], 2), "stage_times"),
+        (lambda: pipeline.loop_time([1.0, -1.0], 2), "stage_times"),
+        (lambda: pipeline.loop_time([1.0], 0), "microbatches"),
+        (lambda: pipeline.loop_time([1.0], 2, hop=float("nan")), "hop"),
+        (lambda: pipeline.loop_time([1.0], 2, return_hop=-0.5), "return_hop"),
+    ],
+)
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
 
 
-@pytest.mark.parametrize("kwargs,name", [
-    ({"microbatches": [2, 4]}, "microbatches"),
-    ({"microbatches": 2, "chunks": [1, 2]}, "chunks"),
-    ({"microbatches": 2, "tokens": [1, 2]}, "tokens"),
-    ({"microbatches": 2, "hop": [0.0, 1.0]}, "hop"),
-    ({"microbatches": 2, "return_hop": [0.0, 1.0]}, "return_hop"),
-])
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        ({"microbatches": [2, 4]}, "microbatches"),
+        ({"microbatches": 2, "chunks": [1, 2]}, "chunks"),
+        ({"microbatches": 2, "tokens": [1, 2]}, "tokens"),
+        ({"microbatches": 2, "hop": [0.0, 1.0]}, "hop"),
+        ({"microbatches": 2, "return_hop": [0.0, 1.0]}, "return_hop"),
+    ],
+)
 def test_simulation_refuses_sweeps_naming_the_parameter(kwargs, name):
     with pytest.raises(ValueError, match=rf"{name} must be a scalar .*not an array"):
         pipeline.simulate_pipeline([1.0, 1.0], **kwargs)

@@ -32,8 +32,7 @@ def test_the_command_line_reads_a_config_and_prints_the_deploy_line(tmp_path, ca
     main(["--config", str(path), "--devices", "4", "--ttft-ms", "1000", "--tpot-ms", "60"])
     out = capsys.readouterr().out
     assert "32.76 billion parameters" in out
-    line = [l for l in out.splitlines() if l.startswith("vllm serve")][0]
+    line = [row for row in out.splitlines() if row.startswith("vllm serve")][0]
     assert serving.parse_vllm_command(line)["model"] == "Qwen2.5-32B-Instruct"
-    main(["--model", "llama-3-70b", "--weight-format", "fp8", "--rate", "10", "--ttft-ms", "1000",
-          "--tpot-ms", "50"])
+    main(["--model", "llama-3-70b", "--weight-format", "fp8", "--rate", "10", "--ttft-ms", "1000", "--tpot-ms", "50"])
     assert "requests/s" in capsys.readouterr().out

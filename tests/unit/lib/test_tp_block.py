@@ -7,8 +7,8 @@ import pytest
 
 from lib import tp_block
 
-
 # --- the tensor-parallel block ------------------------------------------------------------
+
 
 @pytest.mark.parametrize("k", [1, 2, 4])
 @pytest.mark.parametrize("kv_heads", [4, 2])

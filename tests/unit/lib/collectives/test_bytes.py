@@ -10,8 +10,8 @@ import pytest
 from lib import collectives as col
 from lib.units import GB
 
-
 # --- byte counts and nccl-tests factors -------------------------------------------------
+
 
 def test_allreduce_bytes_by_hand():
     # K = 4, n = 1200: each device sends 3 chunks of 300 in each of two phases = 1800.
@@ -27,11 +27,19 @@ def test_one_phase_collectives_send_k_minus_one_chunks(fn):
 
 # nccl-tests doc/PERFORMANCE.md: allreduce 2(n-1)/n, reducescatter/allgather/alltoall (n-1)/n,
 # broadcast/reduce 1 (n = ranks). Written out here independently of the code.
-@pytest.mark.parametrize("kind, k, factor", [
-    ("allreduce", 2, 1.0), ("allreduce", 8, 14 / 8), ("all-reduce", 4, 1.5),
-    ("allgather", 8, 7 / 8), ("reduce_scatter", 4, 0.75), ("alltoall", 2, 0.5),
-    ("broadcast", 8, 1.0), ("reduce", 16, 1.0),
-])
+@pytest.mark.parametrize(
+    "kind, k, factor",
+    [
+        ("allreduce", 2, 1.0),
+        ("allreduce", 8, 14 / 8),
+        ("all-reduce", 4, 1.5),
+        ("allgather", 8, 7 / 8),
+        ("reduce_scatter", 4, 0.75),
+        ("alltoall", 2, 0.5),
+        ("broadcast", 8, 1.0),
+        ("reduce", 16, 1.0),
+    ],
+)
 def test_busbw_factors_match_nccl_tests(kind, k, factor):
     assert math.isclose(col.busbw_factor(kind, k), factor)
     # busbw = (size / time) * factor
@@ -53,23 +61,27 @@ def test_broadcast_sends_the_whole_message_from_two_devices_up():
 
 # --- bad input ----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name, call", [
-    ("message_bytes", lambda: col.allreduce_bytes(-1, 2)),
-    ("devices", lambda: col.allreduce_bytes(10, 0)),
-    ("devices", lambda: col.allreduce_bytes(10, 2.5)),
-    ("message_bytes", lambda: col.allgather_bytes(float("nan"), 2)),
-    ("kind", lambda: col.bus_bandwidth("gossip", 10, 1, 2)),
-    ("seconds", lambda: col.bus_bandwidth("allreduce", 10, 0, 2)),
-    ("latency", lambda: col.collective_time("allreduce", 10, 2, -1e-6, 1e9)),
-    ("bandwidth", lambda: col.ring_allreduce_time(10, 2, 1e-6, 0)),
-    ("form", lambda: col.crossover_message_bytes(1e-6, 1e9, 4, form="tree")),
-    ("kind", lambda: col.crossover_message_bytes(1e-6, 1e9, 4, kind="allgather", form="ring")),
-    ("arrays", lambda: col.ring_allreduce([])),
-    ("arrays", lambda: col.ring_allreduce([np.ones(3), np.ones(4)])),
-    ("arrays", lambda: col.ring_allreduce([np.array([1.0, np.nan]), np.ones(2)])),
-    ("devices", lambda: col.chunk_contributions(col.simulate_ring_allreduce([np.ones(4)] * 4), 3)),
-    ("devices", lambda: col.chunk_contributions(col.simulate_ring_allreduce([np.ones(4)] * 4), 5)),
-])
+
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("message_bytes", lambda: col.allreduce_bytes(-1, 2)),
+        ("devices", lambda: col.allreduce_bytes(10, 0)),
+        ("devices", lambda: col.allreduce_bytes(10, 2.5)),
+        ("message_bytes", lambda: col.allgather_bytes(float("nan"), 2)),
+        ("kind", lambda: col.bus_bandwidth("gossip", 10, 1, 2)),
+        ("seconds", lambda: col.bus_bandwidth("allreduce", 10, 0, 2)),
+        ("latency", lambda: col.collective_time("allreduce", 10, 2, -1e-6, 1e9)),
+        ("bandwidth", lambda: col.ring_allreduce_time(10, 2, 1e-6, 0)),
+        ("form", lambda: col.crossover_message_bytes(1e-6, 1e9, 4, form="tree")),
+        ("kind", lambda: col.crossover_message_bytes(1e-6, 1e9, 4, kind="allgather", form="ring")),
+        ("arrays", lambda: col.ring_allreduce([])),
+        ("arrays", lambda: col.ring_allreduce([np.ones(3), np.ones(4)])),
+        ("arrays", lambda: col.ring_allreduce([np.array([1.0, np.nan]), np.ones(2)])),
+        ("devices", lambda: col.chunk_contributions(col.simulate_ring_allreduce([np.ones(4)] * 4), 3)),
+        ("devices", lambda: col.chunk_contributions(col.simulate_ring_allreduce([np.ones(4)] * 4), 5)),
+    ],
+)
 def test_bad_input_raises(name, call):
     with pytest.raises(ValueError, match=rf"\b{name}\b"):
         call()

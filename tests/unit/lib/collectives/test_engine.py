@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lib.collectives import engine, tune_allreduce
-from lib.units import KB, KiB, MiB, us
+from lib.units import KB, KiB, MiB
 from lib.validation.published import DATA_DIR
 
 
@@ -25,11 +25,11 @@ def test_tp8_decode_all_reduce_is_faster_than_ncclnccl_and_follows_the_cut_off()
     assert kinds[:3] == ["one-shot", "two-shot", "two-shot"] and kinds[3].startswith("nccl")
     four = engine.engine_allreduce([511 * KiB, 512 * KiB], 4, "nvlink4").kernel.tolist()
     assert four == ["one-shot", "two-shot"]
-    assert engine.engine_allreduce(4 * MiB, 2, "nvlink4").kernel == "one-shot"   # two GPUs: always one-shot
+    assert engine.engine_allreduce(4 * MiB, 2, "nvlink4").kernel == "one-shot"  # two GPUs: always one-shot
 
 
 def test_pcie_groups_beyond_two_and_other_group_sizes_use_nccl():
-    assert engine.engine_allreduce(16 * KB, 4, "pcie4").kernel.startswith("nccl")   # 4 x L4
+    assert engine.engine_allreduce(16 * KB, 4, "pcie4").kernel.startswith("nccl")  # 4 x L4
     assert engine.engine_allreduce(16 * KB, 2, "pcie4").kernel == "one-shot"
     assert engine.engine_allreduce(16 * KB, 3, "nvlink4").kernel.startswith("nccl")
     assert engine.engine_allreduce(16 * KB, 16, "nvlink4", nodes=2, inter_link="ib-ndr").kernel.startswith("nccl")
@@ -48,7 +48,7 @@ def _measured():
         rows = list(csv.DictReader(handle))
     table = {}
     for row in rows:
-        column = row["source_detail"].split("column ")[1].strip("\"")
+        column = row["source_detail"].split("column ")[1].strip('"')
         table.setdefault(column, []).append((int(row["size_bytes"]), float(row["value"]) * 1e-3))
     return table
 
@@ -56,8 +56,9 @@ def _measured():
 def _relative_fit(moved, seconds):
     """Least squares on relative errors of ``t = alpha + moved / B``: returns (alpha, B)."""
     weight = 1 / seconds
-    (alpha, per_byte), *_ = np.linalg.lstsq(np.column_stack([weight, moved * weight]), np.ones_like(seconds),
-                                            rcond=None)
+    (alpha, per_byte), *_ = np.linalg.lstsq(
+        np.column_stack([weight, moved * weight]), np.ones_like(seconds), rcond=None
+    )
     return alpha, 1 / per_byte
 
 

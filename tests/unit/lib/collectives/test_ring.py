@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lib import collectives as col
 
-
 # --- the ring simulator -------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("k", [2, 3, 5, 8])
 @pytest.mark.parametrize("length", [40, 41, 7, 3])

@@ -7,13 +7,14 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lib import collectives as col
 from lib.units import GB, MB, s, us
 
-
 # --- time models --------------------------------------------------------------------------
+
 
 def test_two_forms_share_the_bandwidth_term():
     n, k, a, bw = 64 * MB, 8, 5 * us, 100 * GB / s

@@ -11,6 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from diagrams_support import H100, LLAMA8, LLAMA70, MIXTRAL, _texts  # noqa: E402
 
 from lib import diagrams  # noqa: E402
 from lib.collectives import engine_allreduce, kernel_for  # noqa: E402
@@ -19,7 +20,6 @@ from lib.serving.engine import configure  # noqa: E402
 from lib.serving.operators import pass_work, tp_allreduce  # noqa: E402
 from lib.serving.step import _hop_links  # noqa: E402
 from lib.transformer import PRESETS, valid_tp_degrees  # noqa: E402
-from diagrams_support import H100, LLAMA70, LLAMA8, MIXTRAL, _texts  # noqa: E402
 
 
 def covers(ranges, total):
@@ -40,7 +40,7 @@ def test_block_shards_tile_heads_and_columns(config):
         assert covers([d["mlp_columns"] for d in devices], config.ffn_hidden)
         if tp <= config.kv_heads:
             assert covers([d["kv_heads"] for d in devices], config.kv_heads)
-        else:          # each KV head copied on tp / kv_heads devices, in order
+        else:  # each KV head copied on tp / kv_heads devices, in order
             heads = [d["kv_heads"][0] for d in devices]
             assert heads == sorted(heads) and all(heads.count(h) == tp // config.kv_heads for h in set(heads))
             assert all(d["kv_copies"] == tp // config.kv_heads for d in devices)
@@ -98,8 +98,9 @@ def test_tp2_pp2_dp2_on_one_server_is_placed_as_the_launcher_places_it():
     allreduces = [c for c in m["collectives"] if c["kind"] == "all-reduce"]
     hops = [c for c in m["collectives"] if c["kind"] == "send"]
     assert [c["gpus"] for c in allreduces] == [[0, 1], [2, 3], [4, 5], [6, 7]]
-    assert all(c["link_slug"] == "nvlink4" and c["kernel"] == "one-shot" and not c["across_servers"]
-               for c in allreduces)
+    assert all(
+        c["link_slug"] == "nvlink4" and c["kernel"] == "one-shot" and not c["across_servers"] for c in allreduces
+    )
     assert [(h["from_gpus"], h["to_gpus"]) for h in hops] == [([0, 1], [2, 3]), ([4, 5], [6, 7])]
     assert all(h["link_slug"] == "nvlink4" and not h["across_servers"] for h in hops)
 
@@ -108,10 +109,17 @@ def _layouts_on(config, cluster, devices):
     return [layout for layout in layouts(config, devices, expert_parallel="both") if cluster.holds_group(layout.tp)]
 
 
-@pytest.mark.parametrize("config,cluster,devices", [
-    (LLAMA70, H100, 16), (LLAMA8, Cluster("h100-sxm", devices_per_node=4), 8), (MIXTRAL, H100, 8),
-    (PRESETS["llama-3.1-405b"], H100, 32), (LLAMA8, Cluster("l40s", devices_per_node=4), 4)],
-    ids=["70b-2x8", "8b-2x4", "mixtral-8", "405b-4x8", "8b-l40s"])
+@pytest.mark.parametrize(
+    "config,cluster,devices",
+    [
+        (LLAMA70, H100, 16),
+        (LLAMA8, Cluster("h100-sxm", devices_per_node=4), 8),
+        (MIXTRAL, H100, 8),
+        (PRESETS["llama-3.1-405b"], H100, 32),
+        (LLAMA8, Cluster("l40s", devices_per_node=4), 4),
+    ],
+    ids=["70b-2x8", "8b-2x4", "mixtral-8", "405b-4x8", "8b-l40s"],
+)
 def test_every_layout_maps_every_gpu_and_chooses_links_as_lib_does(config, cluster, devices):
     for layout in _layouts_on(config, cluster, devices):
         m = diagrams.device_map_data(config, layout, cluster)
@@ -132,8 +140,9 @@ def test_every_layout_maps_every_gpu_and_chooses_links_as_lib_does(config, clust
             if c["kind"] == "all-reduce":
                 nodes = -(-layout.tp // cluster.devices_per_node)
                 assert len(c["servers"]) == nodes and c["across_servers"] == (nodes > 1)
-                expected = engine_allreduce(message, layout.tp, cluster.link, nodes, cluster.inter_link,
-                                            cluster.nics_per_node)
+                expected = engine_allreduce(
+                    message, layout.tp, cluster.link, nodes, cluster.inter_link, cluster.nics_per_node
+                )
                 assert c["kernel"] == expected.kernel
                 custom = kernel_for(message, layout.tp, cluster.link, nodes)
                 assert c["kernel"] == custom.name if custom else c["kernel"].startswith("nccl")
@@ -142,8 +151,10 @@ def test_every_layout_maps_every_gpu_and_chooses_links_as_lib_does(config, clust
         for r in range(layout.dp):
             hops = [c for c in m["collectives"] if c["kind"] == "send" and c["replica"] == r]
             assert [h["link"] for h in hops] == [link.name for link in _hop_links(cluster, layout, r)]
-        per_replica = [sum(c["time"] for c in m["collectives"] if c["kind"] == "send" and c["replica"] == r)
-                       for r in range(layout.dp)]
+        per_replica = [
+            sum(c["time"] for c in m["collectives"] if c["kind"] == "send" and c["replica"] == r)
+            for r in range(layout.dp)
+        ]
         assert max(per_replica) == pytest.approx(hop_time(cluster, layout, message))
 
 
@@ -197,16 +208,57 @@ def test_the_message_follows_tokens_and_the_kernel_with_it():
 def test_the_data_shape_is_the_documented_one():
     m = diagrams.device_map_data(LLAMA70, Layout(tp=2, pp=2, dp=2), H100)
     assert m["version"] == diagrams.DEVICE_MAP_VERSION == 1
-    assert set(m) == {"version", "model", "layout", "tp", "pp", "dp", "expert_parallel", "attention_dp", "tokens",
-                      "message_bytes", "cluster", "servers", "replicas", "gpus", "collectives", "alt"}
-    assert set(m["cluster"]) == {"device", "devices_per_node", "servers", "nics_per_node", "link", "link_slug",
-                                 "link_kind", "inter_link", "inter_link_slug", "inter_link_kind"}
-    assert set(m["gpus"][0]) == {"gpu", "server", "slot", "replica", "stage", "tp_rank", "layers", "layer_count",
-                                 "embedding", "head", "query_heads", "kv_heads", "kv_copies", "mlp_columns",
-                                 "experts", "expert_share", "weight_bytes"}
+    assert set(m) == {
+        "version",
+        "model",
+        "layout",
+        "tp",
+        "pp",
+        "dp",
+        "expert_parallel",
+        "attention_dp",
+        "tokens",
+        "message_bytes",
+        "cluster",
+        "servers",
+        "replicas",
+        "gpus",
+        "collectives",
+        "alt",
+    }
+    assert set(m["cluster"]) == {
+        "device",
+        "devices_per_node",
+        "servers",
+        "nics_per_node",
+        "link",
+        "link_slug",
+        "link_kind",
+        "inter_link",
+        "inter_link_slug",
+        "inter_link_kind",
+    }
+    assert set(m["gpus"][0]) == {
+        "gpu",
+        "server",
+        "slot",
+        "replica",
+        "stage",
+        "tp_rank",
+        "layers",
+        "layer_count",
+        "embedding",
+        "head",
+        "query_heads",
+        "kv_heads",
+        "kv_copies",
+        "mlp_columns",
+        "experts",
+        "expert_share",
+        "weight_bytes",
+    }
     kinds = {c["kind"]: set(c) for c in m["collectives"]}
-    common = {"kind", "purpose", "replica", "across_servers", "link", "link_slug", "link_kind", "message_bytes",
-              "time"}
+    common = {"kind", "purpose", "replica", "across_servers", "link", "link_slug", "link_kind", "message_bytes", "time"}
     assert kinds["all-reduce"] == common | {"stage", "gpus", "servers", "kernel", "per_token"}
     assert kinds["send"] == common | {"from_stage", "to_stage", "from_gpus", "to_gpus"}
 
@@ -214,31 +266,36 @@ def test_the_data_shape_is_the_documented_one():
 # --- bad input ------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: diagrams.device_map_data(LLAMA8, Layout(tp=3), H100), "layout"),
-    (lambda: diagrams.device_map_data(LLAMA70, Layout(tp=12), Cluster("h100-sxm", devices_per_node=16)),
-     "layout"),
-    (lambda: diagrams.device_map_data(PRESETS["llama-3.1-405b"], Layout(tp=16), Cluster("h100-sxm",
-                                                                                        devices_per_node=6)),
-     "layout"),
-    (lambda: diagrams.device_map_data(LLAMA8, Layout(expert_parallel=True, tp=2), H100), "layout"),
-    (lambda: diagrams.device_map_data(LLAMA8, (2, 2, 2), H100), "layout"),
-    (lambda: diagrams.shard(MIXTRAL, 4, 0, attention_dp=True), "attention_dp"),
-    (lambda: diagrams.device_map_data(LLAMA8, Layout(), "h100-sxm"), "cluster"),
-    (lambda: diagrams.device_map_data("llama-3-8b", Layout(), H100), "config"),
-    (lambda: diagrams.device_map_data(LLAMA8, Layout(), H100, tokens=0), "tokens"),
-    (lambda: diagrams.device_map_data(LLAMA8, Layout(), H100, allreduce="mpi"), "allreduce"),
-    (lambda: diagrams.tensor_parallel_block(LLAMA8, 3), "tp"),
-    (lambda: diagrams.tensor_parallel_block(LLAMA8, 0), "tp"),
-    (lambda: diagrams.pipeline_stages(LLAMA8, 33), "pp"),
-    (lambda: diagrams.pipeline_stages(LLAMA8, 1.5), "pp"),
-    (lambda: diagrams.experts_over_devices(LLAMA8, 2, True), "config"),
-    (lambda: diagrams.experts_over_devices(MIXTRAL, 16, True), "devices"),
-    (lambda: diagrams.experts_over_devices(MIXTRAL, 3, False), "devices"),
-    (lambda: diagrams.experts_over_devices(MIXTRAL, 2, "yes"), "expert_parallel"),
-    (lambda: diagrams.three_splits(moe=LLAMA8), "config"),
-    (lambda: diagrams.alt_text(plt.figure()), "fig"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: diagrams.device_map_data(LLAMA8, Layout(tp=3), H100), "layout"),
+        (lambda: diagrams.device_map_data(LLAMA70, Layout(tp=12), Cluster("h100-sxm", devices_per_node=16)), "layout"),
+        (
+            lambda: diagrams.device_map_data(
+                PRESETS["llama-3.1-405b"], Layout(tp=16), Cluster("h100-sxm", devices_per_node=6)
+            ),
+            "layout",
+        ),
+        (lambda: diagrams.device_map_data(LLAMA8, Layout(expert_parallel=True, tp=2), H100), "layout"),
+        (lambda: diagrams.device_map_data(LLAMA8, (2, 2, 2), H100), "layout"),
+        (lambda: diagrams.shard(MIXTRAL, 4, 0, attention_dp=True), "attention_dp"),
+        (lambda: diagrams.device_map_data(LLAMA8, Layout(), "h100-sxm"), "cluster"),
+        (lambda: diagrams.device_map_data("llama-3-8b", Layout(), H100), "config"),
+        (lambda: diagrams.device_map_data(LLAMA8, Layout(), H100, tokens=0), "tokens"),
+        (lambda: diagrams.device_map_data(LLAMA8, Layout(), H100, allreduce="mpi"), "allreduce"),
+        (lambda: diagrams.tensor_parallel_block(LLAMA8, 3), "tp"),
+        (lambda: diagrams.tensor_parallel_block(LLAMA8, 0), "tp"),
+        (lambda: diagrams.pipeline_stages(LLAMA8, 33), "pp"),
+        (lambda: diagrams.pipeline_stages(LLAMA8, 1.5), "pp"),
+        (lambda: diagrams.experts_over_devices(LLAMA8, 2, True), "config"),
+        (lambda: diagrams.experts_over_devices(MIXTRAL, 16, True), "devices"),
+        (lambda: diagrams.experts_over_devices(MIXTRAL, 3, False), "devices"),
+        (lambda: diagrams.experts_over_devices(MIXTRAL, 2, "yes"), "expert_parallel"),
+        (lambda: diagrams.three_splits(moe=LLAMA8), "config"),
+        (lambda: diagrams.alt_text(plt.figure()), "fig"),
+    ],
+)
 def test_bad_input_is_refused_by_name(call, name):
     with pytest.raises(ValueError, match=rf"\b{name}\b"):
         call()

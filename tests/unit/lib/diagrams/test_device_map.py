@@ -7,10 +7,10 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
+from diagrams_support import H100, LLAMA70, _texts  # noqa: E402
 
 from lib import diagrams  # noqa: E402
 from lib.serving import Layout  # noqa: E402
-from diagrams_support import H100, LLAMA70, _texts  # noqa: E402
 
 
 def test_a_changed_layout_changes_the_map():

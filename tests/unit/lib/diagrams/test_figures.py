@@ -10,13 +10,12 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
+from diagrams_support import H100, LLAMA8, LLAMA70, MIXTRAL  # noqa: E402
 
 from lib import diagrams  # noqa: E402
 from lib.diagrams._draw import MAX_WIDTH, MIN_FONT  # noqa: E402
 from lib.serving import Cluster, Layout  # noqa: E402
 from lib.transformer import PRESETS  # noqa: E402
-from diagrams_support import H100, LLAMA70, LLAMA8, MIXTRAL  # noqa: E402
-
 
 # --- legibility -----------------------------------------------------------------------------------------------
 
@@ -56,10 +55,11 @@ def test_figures_are_legible(name):
         frame = fig.bbox
         boxes = [t.get_window_extent(renderer) for t in texts]
         for t, b in zip(texts, boxes):
-            assert frame.x0 - 1 <= b.x0 and b.x1 <= frame.x1 + 1 and frame.y0 - 1 <= b.y0 and b.y1 <= frame.y1 + 1, \
+            assert frame.x0 - 1 <= b.x0 and b.x1 <= frame.x1 + 1 and frame.y0 - 1 <= b.y0 and b.y1 <= frame.y1 + 1, (
                 t.get_text()
+            )
         patches = [p.get_window_extent(renderer) for p in fig.findobj(matplotlib.patches.FancyBboxPatch)]
-        for t, b in zip(texts, boxes):      # text on a box stays inside the smallest box under its centre
+        for t, b in zip(texts, boxes):  # text on a box stays inside the smallest box under its centre
             under = [e for e in patches if e.contains((b.x0 + b.x1) / 2, (b.y0 + b.y1) / 2)]
             if under:
                 e = min(under, key=lambda e: e.width * e.height)

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from measure_support import SIZES
 
 from lib import measure
 from lib.units import GB, KB, MB, ms, s, us
-from measure_support import SIZES
-
 
 # --- fit_link ---------------------------------------------------------------
+
 
 @settings(max_examples=60, deadline=None)
 @given(latency=st.floats(1e-7, 1e-2), bandwidth=st.floats(1e7, 1e12), devices=st.integers(2, 64))
@@ -63,14 +63,17 @@ def test_fit_link_on_the_published_table():
     assert link.bus_bandwidth == pytest.approx(1 / per_byte, rel=1e-9)
 
 
-@pytest.mark.parametrize("sizes, times, devices, word", [
-    ([1 * KB], [1 * ms], 2, "at least two different sizes"),
-    ([1 * KB, 2 * KB], [1 * ms], 2, "same length"),
-    ([1 * KB, 2 * KB], [1 * ms, -1 * ms], 2, "seconds"),
-    ([1 * KB, 2 * KB], [2 * ms, 1 * ms], 2, "grow"),
-    ([1 * KB, 2 * KB], [1 * ms, 2 * ms], 1, "devices"),
-    ([1 * KB, float("nan")], [1 * ms, 2 * ms], 2, "message_bytes"),
-])
+@pytest.mark.parametrize(
+    "sizes, times, devices, word",
+    [
+        ([1 * KB], [1 * ms], 2, "at least two different sizes"),
+        ([1 * KB, 2 * KB], [1 * ms], 2, "same length"),
+        ([1 * KB, 2 * KB], [1 * ms, -1 * ms], 2, "seconds"),
+        ([1 * KB, 2 * KB], [2 * ms, 1 * ms], 2, "grow"),
+        ([1 * KB, 2 * KB], [1 * ms, 2 * ms], 1, "devices"),
+        ([1 * KB, float("nan")], [1 * ms, 2 * ms], 2, "message_bytes"),
+    ],
+)
 def test_fit_link_rejects_bad_input(sizes, times, devices, word):
     with pytest.raises(ValueError, match=word):
         measure.fit_link(sizes, times, devices=devices)
@@ -116,13 +119,16 @@ def test_fit_efficiency_clamps_a_negative_overhead_to_zero():
     assert fit.overhead == 0.0 and fit.asymptote > 0
 
 
-@pytest.mark.parametrize("whole, shard, devices, word", [
-    ([1 * ms], [0.5 * ms], 2, "at least two different times"),
-    ([1 * ms, 2 * ms], [0.5 * ms], 2, "same length"),
-    ([1 * ms, 2 * ms], [0.9 * ms, 0.5 * ms], 2, "must grow"),
-    ([1 * ms, -2 * ms], [0.5 * ms, 1 * ms], 2, "whole_s must be > 0"),
-    ([1 * ms, 2 * ms], [0.5 * ms, 1 * ms], 0, "devices must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "whole, shard, devices, word",
+    [
+        ([1 * ms], [0.5 * ms], 2, "at least two different times"),
+        ([1 * ms, 2 * ms], [0.5 * ms], 2, "same length"),
+        ([1 * ms, 2 * ms], [0.9 * ms, 0.5 * ms], 2, "must grow"),
+        ([1 * ms, -2 * ms], [0.5 * ms, 1 * ms], 2, "whole_s must be > 0"),
+        ([1 * ms, 2 * ms], [0.5 * ms, 1 * ms], 0, "devices must be >= 1"),
+    ],
+)
 def test_fit_efficiency_rejects_bad_input(whole, shard, devices, word):
     with pytest.raises(ValueError, match=word):
         measure.fit_efficiency(whole, shard, devices)

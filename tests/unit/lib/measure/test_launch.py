@@ -25,12 +25,18 @@ PROBE = "from lib.measure import launch; print(launch.live_run_problem(devices=2
 def _run(path: Path | None, code: str = PROBE) -> subprocess.CompletedProcess:
     """Run ``code`` with ``path`` (a folder holding a stub ``torch``) first on the module path."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([*([str(path)] if path else []), str(ROOT)])}
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT,
-                          timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120, check=False
+    )
 
 
-@pytest.mark.parametrize("error", ['ImportError("libcudnn.so.9: cannot open shared object file")',
-                                   'OSError("libtorch_cuda.so: cannot open shared object file")'])
+@pytest.mark.parametrize(
+    "error",
+    [
+        'ImportError("libcudnn.so.9: cannot open shared object file")',
+        'OSError("libtorch_cuda.so: cannot open shared object file")',
+    ],
+)
 def test_torch_that_raises_on_import_gives_one_line(tmp_path, error):
     (tmp_path / "torch").mkdir()
     (tmp_path / "torch" / "__init__.py").write_text(f"raise {error}\n")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-
 # --- machine load ----------------------------------------------------------------------
+
 
 def test_load_between_by_hand_and_without_psutil():
     from lib.measure.load import load_between
@@ -22,7 +22,7 @@ def test_steal_and_clock_are_recorded_between_snapshots():
 
     first = {"wall_s": 0.0, "machine_busy_s": 10.0, "steal_s": 1.0, "cpu_mhz": 2600.0}
     last = {"wall_s": 4.0, "machine_busy_s": 14.0, "steal_s": 3.0, "cpu_mhz": 2400.0}
-    load = load_between(first, last, ranks_cpu_s=2.0, cores=2)   # 2 s stolen over 4 s: half a core
+    load = load_between(first, last, ranks_cpu_s=2.0, cores=2)  # 2 s stolen over 4 s: half a core
     assert load["steal_cores"] == 0.5 and load["cpu_mhz_end"] == 2400.0
     assert load_between({"wall_s": 0.0}, {"wall_s": 1.0}, 0.0, 2)["steal_cores"] is None
     quiet = dict(load, wall_s=4.0, steal_cores=0.0)

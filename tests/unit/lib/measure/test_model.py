@@ -14,8 +14,8 @@ from lib.budget import Phase
 from lib.measure import model
 from lib.units import GB, KB, MB, ms, s
 
-
 # --- prediction and break-even -----------------------------------------------
+
 
 def test_predict_split_is_the_book_budget():
     link = measure.LinkFit(latency=0.2 * ms, bus_bandwidth=1 * GB / s, devices=2)
@@ -28,8 +28,9 @@ def test_predict_split_is_the_book_budget():
 def test_predict_split_with_a_measured_all_reduce_replaces_the_link_time():
     link = measure.LinkFit(latency=0.2 * ms, bus_bandwidth=1 * GB / s, devices=2)
     measured = np.array([0.3 * ms, 2.5 * ms])
-    phase = measure.predict_split(link, 128 * KB, one_s=[8 * ms, 16 * ms], efficiency=[0.8, 1.0],
-                                  communication_s=measured)
+    phase = measure.predict_split(
+        link, 128 * KB, one_s=[8 * ms, 16 * ms], efficiency=[0.8, 1.0], communication_s=measured
+    )
     by_hand = np.array([8 * ms / (2 * 0.8), 16 * ms / 2]) + measured  # the fit's l and B play no part
     assert np.allclose(phase.split_time, by_hand, rtol=1e-12)
     with pytest.raises(ValueError, match="communication_s must be >= 0"):
@@ -41,12 +42,15 @@ def test_predict_split_caps_superlinear_efficiency():
     assert measure.predict_split(link, 0.0, one_s=1.0, efficiency=1.3).split_time == 0.5
 
 
-@pytest.mark.parametrize("one, serial, word", [
-    (1.0, 2.0, "serial_s must be <= one_s"),
-    ([1.0, 4.0], [0.5, 5.0], "serial_s must be <= one_s, got serial_s 5.0 > one_s 4.0"),
-    (float("inf"), 0.0, "one_s must be finite"),
-    (1.0, float("inf"), "serial_s must be finite"),
-])
+@pytest.mark.parametrize(
+    "one, serial, word",
+    [
+        (1.0, 2.0, "serial_s must be <= one_s"),
+        ([1.0, 4.0], [0.5, 5.0], "serial_s must be <= one_s, got serial_s 5.0 > one_s 4.0"),
+        (float("inf"), 0.0, "one_s must be finite"),
+        (1.0, float("inf"), "serial_s must be finite"),
+    ],
+)
 def test_predict_split_names_the_callers_parameters(one, serial, word):
     link = measure.LinkFit(latency=0.0, bus_bandwidth=1.0, devices=2)
     with pytest.raises(ValueError, match=word):
@@ -71,13 +75,16 @@ def test_break_even_lies_where_the_curves_cross(per_hidden, cost):
         assert below <= found <= above
 
 
-@pytest.mark.parametrize("hidden, one, split, word", [
-    ([100, 400, 200], [1.0, 1.0, 1.0], [2.0, 0.5, 0.5], "hidden must be 1 or more strictly increasing"),
-    ([100, 100, 200], [1.0, 1.0, 1.0], [2.0, 0.5, 0.5], "hidden must be 1 or more strictly increasing"),
-    ([], [], [], "hidden"),
-    ([100, 200], [1.0], [2.0, 0.5], "same length, got 2, 1 and 2"),
-    ([100, 200], [1.0, 1.0], [0.5], "same length, got 2, 2 and 1"),
-])
+@pytest.mark.parametrize(
+    "hidden, one, split, word",
+    [
+        ([100, 400, 200], [1.0, 1.0, 1.0], [2.0, 0.5, 0.5], "hidden must be 1 or more strictly increasing"),
+        ([100, 100, 200], [1.0, 1.0, 1.0], [2.0, 0.5, 0.5], "hidden must be 1 or more strictly increasing"),
+        ([], [], [], "hidden"),
+        ([100, 200], [1.0], [2.0, 0.5], "same length, got 2, 1 and 2"),
+        ([100, 200], [1.0, 1.0], [0.5], "same length, got 2, 2 and 1"),
+    ],
+)
 def test_break_even_rejects_bad_sweeps(hidden, one, split, word):
     with pytest.raises(ValueError, match=word):
         measure.break_even_hidden(hidden, one, split)
@@ -89,14 +96,17 @@ def test_step_gap_counts_log_steps():
     assert model.step_gap([100, 200], 100, math.inf) == math.inf
 
 
-@pytest.mark.parametrize("hidden, first, second, word", [
-    ([100], 100, 100, "hidden must be 2 or more strictly increasing"),
-    ([100, 100, 200], 100, 200, "hidden must be 2 or more strictly increasing"),
-    ([200, 100], 100, 200, "hidden must be 2 or more strictly increasing"),
-    ([100, 200], 0.0, 200, "first must be > 0"),
-    ([100, 200], 100, -1.0, "second must be > 0"),
-    ([100, 200], float("nan"), 200, "first must not be NaN"),
-])
+@pytest.mark.parametrize(
+    "hidden, first, second, word",
+    [
+        ([100], 100, 100, "hidden must be 2 or more strictly increasing"),
+        ([100, 100, 200], 100, 200, "hidden must be 2 or more strictly increasing"),
+        ([200, 100], 100, 200, "hidden must be 2 or more strictly increasing"),
+        ([100, 200], 0.0, 200, "first must be > 0"),
+        ([100, 200], 100, -1.0, "second must be > 0"),
+        ([100, 200], float("nan"), 200, "first must not be NaN"),
+    ],
+)
 def test_step_gap_rejects_bad_input(hidden, first, second, word):
     with pytest.raises(ValueError, match=word):
         model.step_gap(hidden, first, second)
@@ -104,21 +114,28 @@ def test_step_gap_rejects_bad_input(hidden, first, second, word):
 
 # --- held-out prediction --------------------------------------------------------------
 
-@pytest.mark.parametrize("points, folds, expected", [
-    (4, 2, [0, 1, 0, 1]),
-    (5, 2, [0, 1, 0, 1, 0]),
-    (6, 3, [0, 1, 2, 0, 1, 2]),
-])
+
+@pytest.mark.parametrize(
+    "points, folds, expected",
+    [
+        (4, 2, [0, 1, 0, 1]),
+        (5, 2, [0, 1, 0, 1, 0]),
+        (6, 3, [0, 1, 2, 0, 1, 2]),
+    ],
+)
 def test_alternate_folds_by_hand(points, folds, expected):
     assert measure.alternate_folds(points, folds).tolist() == expected
 
 
-@pytest.mark.parametrize("points, folds, word", [
-    (3, 2, "points must be >= 4"),
-    (5, 3, "points must be >= 6"),
-    (8, 1, "folds must be >= 2"),
-    (4.5, 2, "points must be a whole number"),
-])
+@pytest.mark.parametrize(
+    "points, folds, word",
+    [
+        (3, 2, "points must be >= 4"),
+        (5, 3, "points must be >= 6"),
+        (8, 1, "folds must be >= 2"),
+        (4.5, 2, "points must be a whole number"),
+    ],
+)
 def test_alternate_folds_rejects_bad_input(points, folds, word):
     with pytest.raises(ValueError, match=word):
         measure.alternate_folds(points, folds)
@@ -174,8 +191,9 @@ def test_held_out_link_latency_never_goes_below_zero_and_needs_the_sizes():
     link = measure.LinkFit(latency=0.2 * ms, bus_bandwidth=1 * GB / s, devices=2)
     one = np.array([1.0, 2.0, 4.0, 8.0]) * ms
     fast = np.full(4, 0.05 * ms)  # faster than V / B = 0.1 ms alone
-    result = measure.held_out_split(link, 100 * KB, one, one, one / 2, measure.alternate_folds(4), fast,
-                                    [64, 128, 256, 512])
+    result = measure.held_out_split(
+        link, 100 * KB, one, one, one / 2, measure.alternate_folds(4), fast, [64, 128, 256, 512]
+    )
     assert result.latency.tolist() == [0.0] * 4
     with pytest.raises(ValueError, match="hidden must be given with allreduce_s"):
         measure.held_out_split(link, 100 * KB, one, one, one / 2, measure.alternate_folds(4), fast)
@@ -199,7 +217,7 @@ def test_extrapolated_split_by_hand():
     # A 2 MB message on a 1 GB/s bus link of 0.2 ms latency (K = 2: V = n): l + V / B = 0.2 + 2 = 2.2 ms.
     link = measure.LinkFit(latency=0.2 * ms, bus_bandwidth=1 * GB / s, devices=2)
     one = np.array([0.5, 1.0, 4.0, 8.0]) * ms
-    shard = np.array([0.35, 0.6, 5.0, 9.0]) * ms     # the large sizes are far off the line: they must not matter
+    shard = np.array([0.35, 0.6, 5.0, 9.0]) * ms  # the large sizes are far off the line: they must not matter
     result = measure.extrapolated_split(link, 2 * MB, one, one, shard)
     assert result.calibrated.tolist() == [True, True, False, False]
     assert result.fit.overhead == pytest.approx(0.1 * ms, rel=1e-9)
@@ -208,8 +226,10 @@ def test_extrapolated_split_by_hand():
     assert result.split_s == pytest.approx(by_hand, rel=1e-9)
 
 
-@pytest.mark.parametrize("kwargs, word", [({"cheap_s": 0.0}, "cheap_s"), ({"cheap_s": 0.6 * ms}, "cheap_s"),
-                                          ({"calibrated": [True, False]}, "calibrated")])
+@pytest.mark.parametrize(
+    "kwargs, word",
+    [({"cheap_s": 0.0}, "cheap_s"), ({"cheap_s": 0.6 * ms}, "cheap_s"), ({"calibrated": [True, False]}, "calibrated")],
+)
 def test_extrapolated_split_rejects_bad_input(kwargs, word):
     link = measure.LinkFit(latency=0.2 * ms, bus_bandwidth=1 * GB / s, devices=2)
     one = np.array([0.5, 1.0, 4.0, 8.0]) * ms
@@ -239,8 +259,9 @@ def test_no_scored_point_enters_a_fit(factors, point):
     moved = measure.extrapolated_split(link, 128 * KB, one, one, changed, constrain=True)
     if not base.calibrated[point]:
         assert moved.split_s == pytest.approx(base.split_s, rel=1e-12)
-        assert [moved.fit.overhead, moved.fit.asymptote] == pytest.approx([base.fit.overhead, base.fit.asymptote],
-                                                                          rel=1e-12)
+        assert [moved.fit.overhead, moved.fit.asymptote] == pytest.approx(
+            [base.fit.overhead, base.fit.asymptote], rel=1e-12
+        )
 
 
 def test_every_plan_can_be_cut_into_two_folds():

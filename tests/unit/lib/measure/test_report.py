@@ -7,28 +7,48 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from measure_support import SIZES
+from tolerance import assert_json_close
 
 from lib import measure
 from lib.measure import report
 from lib.units import GB, KB, MB, ms, s, us
-from tolerance import assert_json_close
-from measure_support import SIZES
 
 
 def _synthetic_raw(hidden, link, message, one_of, split_of, shard_of, rounds=3, link_sizes=SIZES):
     """A raw run whose every repetition equals the value the functions give (no noise)."""
+
     def stat(t):
         return {"median": t, "q1": t, "q3": t}
 
-    raw = {"devices": 2, "message_bytes": message, "plan": {"name": "synthetic"}, "clock": "shared",
-           "link": [{"message_bytes": n, "median_s": float(link.time(n)), "samples_s": [float(link.time(n))] * rounds}
-                    for n in link_sizes],
-           "matched": {"median_s": float(link.time(message))}, "points": []}
+    raw = {
+        "devices": 2,
+        "message_bytes": message,
+        "plan": {"name": "synthetic"},
+        "clock": "shared",
+        "link": [
+            {"message_bytes": n, "median_s": float(link.time(n)), "samples_s": [float(link.time(n))] * rounds}
+            for n in link_sizes
+        ],
+        "matched": {"median_s": float(link.time(message))},
+        "points": [],
+    }
     for h in hidden:
-        times = {"one": one_of(h), "split": split_of(h), "whole_calib": one_of(h), "shard_calib": shard_of(h),
-                 "allreduce": float(link.time(message))}
-        raw["points"].append({"hidden": h, **{name: stat(t) for name, t in times.items()}, "max_abs_error": 1e-7,
-                              "samples_s": {name: [t] * rounds for name, t in times.items()}})
+        times = {
+            "one": one_of(h),
+            "split": split_of(h),
+            "whole_calib": one_of(h),
+            "shard_calib": shard_of(h),
+            "allreduce": float(link.time(message)),
+        }
+        raw["points"].append(
+            {
+                "hidden": h,
+                **{name: stat(t) for name, t in times.items()},
+                "max_abs_error": 1e-7,
+                "samples_s": {name: [t] * rounds for name, t in times.items()},
+            }
+        )
     return raw
 
 
@@ -39,8 +59,9 @@ def test_analyse_recovers_a_consistent_synthetic_run():
     hidden = [64, 128, 256, 512, 1024, 2048]
     overhead, eta_inf = 20 * us, 0.9
     shard = lambda h: overhead + 10 * us * h / (2 * eta_inf)  # noqa: E731
-    raw = _synthetic_raw(hidden, link, message, lambda h: 10 * us * h,
-                         lambda h: shard(h) + float(link.time(message)), shard)
+    raw = _synthetic_raw(
+        hidden, link, message, lambda h: 10 * us * h, lambda h: shard(h) + float(link.time(message)), shard
+    )
     result = report.analyse(raw, resamples=50)
     for point in result["sweep"]:
         assert point["predicted_split_s"] == pytest.approx(point["measured_split_s"], rel=1e-9)
@@ -66,8 +87,15 @@ def test_analyse_recovers_a_consistent_synthetic_run():
 def test_reanalyse_reproduces_a_stored_run():
     link = measure.LinkFit(latency=0.3 * ms, bus_bandwidth=2 * GB / s, devices=2)
     rng = np.random.default_rng(2)
-    raw = _synthetic_raw([64, 128, 256, 512, 1024], link, 128 * KB, lambda h: 10 * us * h,
-                         lambda h: 6 * us * h + 0.4 * ms, lambda h: 6 * us * h, rounds=9)
+    raw = _synthetic_raw(
+        [64, 128, 256, 512, 1024],
+        link,
+        128 * KB,
+        lambda h: 10 * us * h,
+        lambda h: 6 * us * h + 0.4 * ms,
+        lambda h: 6 * us * h,
+        rounds=9,
+    )
     for point in raw["points"]:  # some noise, and summaries that agree with the samples
         for step, values in point["samples_s"].items():
             point["samples_s"][step] = (np.array(values) * rng.uniform(0.9, 1.1, len(values))).tolist()
@@ -83,8 +111,14 @@ COMMITTED_RUN = Path(__file__).resolve().parents[4] / "data" / "measure_cpu_gloo
 
 def _committed_parts(result: dict) -> dict:
     """The parts of a run that follow from its repetitions (the command and date do not)."""
-    return {"summary": result["summary"], "sweep": result["sweep"], "machine": result["machine"],
-            "held_out": result["held_out"], "fit": result["link"]["fit"], "bootstrap": result["bootstrap"]}
+    return {
+        "summary": result["summary"],
+        "sweep": result["sweep"],
+        "machine": result["machine"],
+        "held_out": result["held_out"],
+        "fit": result["link"]["fit"],
+        "bootstrap": result["bootstrap"],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -124,15 +158,17 @@ def test_the_committed_run_comparison_tolerates_rounding_and_nothing_more(commit
     def scale(factor):
         def change(result):
             result["summary"]["break_even_held_out_ci"][0] *= factor
+
         return change
 
-    assert_json_close(_committed_parts(_perturbed(stored, scale(1 + 1e-14))), parts)   # last bits: the same
-    for change in (scale(1 + 1e-6),                                                     # a real change
-                   lambda r: r["summary"].__setitem__("points_over_threshold",
-                                                      r["summary"]["points_over_threshold"] + 1),
-                   lambda r: r["sweep"][0].__setitem__("hidden", r["sweep"][0]["hidden"] * 2),
-                   lambda r: r["machine"].__setitem__("clock", "per-rank"),
-                   lambda r: r["sweep"].pop()):
+    assert_json_close(_committed_parts(_perturbed(stored, scale(1 + 1e-14))), parts)  # last bits: the same
+    for change in (
+        scale(1 + 1e-6),  # a real change
+        lambda r: r["summary"].__setitem__("points_over_threshold", r["summary"]["points_over_threshold"] + 1),
+        lambda r: r["sweep"][0].__setitem__("hidden", r["sweep"][0]["hidden"] * 2),
+        lambda r: r["machine"].__setitem__("clock", "per-rank"),
+        lambda r: r["sweep"].pop(),
+    ):
         with pytest.raises(AssertionError):
             assert_json_close(_committed_parts(_perturbed(stored, change)), parts)
 
@@ -146,14 +182,21 @@ def _noisy_raw(seed: int) -> dict:
     """
     rng = np.random.default_rng(seed)
     link = measure.LinkFit(latency=0.3 * ms, bus_bandwidth=2 * GB / s, devices=2)
-    raw = _synthetic_raw([64, 128, 256, 512], link, 128 * KB, lambda h: 10 * us * h,
-                         lambda h: 6 * us * h + 0.4 * ms, lambda h: 6 * us * h, rounds=5,
-                         link_sizes=[4 * KB, 1 * MB, 8 * MB])
+    raw = _synthetic_raw(
+        [64, 128, 256, 512],
+        link,
+        128 * KB,
+        lambda h: 10 * us * h,
+        lambda h: 6 * us * h + 0.4 * ms,
+        lambda h: 6 * us * h,
+        rounds=5,
+        link_sizes=[4 * KB, 1 * MB, 8 * MB],
+    )
     spread = rng.uniform(0.0, 3.0)
     for row in raw["link"]:
         stretch = 1 + spread * rng.exponential(1.0, len(row["samples_s"]))
         if row["message_bytes"] < 8 * MB and rng.uniform() < 0.35:
-            stretch[rng.uniform(size=stretch.size) < 0.6] *= rng.uniform(5, 40)   # stalls: it waits for a core
+            stretch[rng.uniform(size=stretch.size) < 0.6] *= rng.uniform(5, 40)  # stalls: it waits for a core
         row["samples_s"] = (np.array(row["samples_s"]) * stretch).tolist()
         row["median_s"] = float(np.median(row["samples_s"]))
     for point in raw["points"]:
@@ -190,8 +233,14 @@ def test_two_hundred_noisy_runs_never_fail_and_count_their_unphysical_resamples(
 
 def test_analyse_keeps_the_fields_readers_rely_on():
     link = measure.LinkFit(latency=0.3 * ms, bus_bandwidth=2 * GB / s, devices=2)
-    raw = _synthetic_raw([64, 128, 256, 512], link, 128 * KB, lambda h: 10 * us * h, lambda h: 6 * us * h + 0.4 * ms,
-                         lambda h: 6 * us * h)
+    raw = _synthetic_raw(
+        [64, 128, 256, 512],
+        link,
+        128 * KB,
+        lambda h: 10 * us * h,
+        lambda h: 6 * us * h + 0.4 * ms,
+        lambda h: 6 * us * h,
+    )
     result = report.analyse(raw, resamples=10)
     for point in result["sweep"]:
         assert {"hidden", "measured_one_s", "measured_split_s", "predicted_split_s", "max_abs_error"} <= set(point)
@@ -201,8 +250,14 @@ def test_analyse_keeps_the_fields_readers_rely_on():
 def test_a_held_out_break_even_never_reached_is_an_open_interval():
     # The split never wins: every resample puts the break-even beyond the sweep, written null.
     link = measure.LinkFit(latency=5 * ms, bus_bandwidth=2 * GB / s, devices=2)
-    raw = _synthetic_raw([64, 128, 256, 512], link, 128 * KB, lambda h: 1 * us * h,
-                         lambda h: 0.5 * us * h + float(link.time(128 * KB)), lambda h: 0.5 * us * h)
+    raw = _synthetic_raw(
+        [64, 128, 256, 512],
+        link,
+        128 * KB,
+        lambda h: 1 * us * h,
+        lambda h: 0.5 * us * h + float(link.time(128 * KB)),
+        lambda h: 0.5 * us * h,
+    )
     summary = report.analyse(raw, resamples=10)["summary"]
     assert summary["break_even_measured_hidden"] is None
     assert summary["break_even_measured_ci"] == [None, None]

@@ -18,6 +18,7 @@ def test_summarize_median_ignores_a_tail_the_mean_does_not():
 
 # --- bootstrap intervals -------------------------------------------------------------
 
+
 def test_percentile_interval_by_order_statistics():
     # 20 sorted values, 90 %: drop floor(20 * 0.05) = 1 value at each end.
     assert measure.percentile_interval(np.arange(20.0, 0.0, -1.0), level=0.9) == (2.0, 19.0)
@@ -27,12 +28,15 @@ def test_percentile_interval_by_order_statistics():
     assert measure.percentile_interval([3.0, 1.0, math.inf], level=1.0) == (1.0, math.inf)
 
 
-@pytest.mark.parametrize("values, level, word", [
-    ([1.0, 2.0], 0.0, "level must be in"),
-    ([1.0, 2.0], 1.01, "level must be in"),
-    ([1.0, float("nan")], 0.9, "values must not be NaN"),
-    ([], 0.9, "values must hold at least one value"),
-])
+@pytest.mark.parametrize(
+    "values, level, word",
+    [
+        ([1.0, 2.0], 0.0, "level must be in"),
+        ([1.0, 2.0], 1.01, "level must be in"),
+        ([1.0, float("nan")], 0.9, "values must not be NaN"),
+        ([], 0.9, "values must hold at least one value"),
+    ],
+)
 def test_percentile_interval_rejects_bad_input(values, level, word):
     with pytest.raises(ValueError, match=word):
         measure.percentile_interval(values, level)
@@ -50,8 +54,9 @@ def test_bootstrap_is_seeded():
     samples = np.random.default_rng(5).exponential(1.0, 101)
     first, again = (measure.bootstrap_medians(samples, 200, seed=7) for _ in range(2))
     assert np.array_equal(first, again)
-    assert not np.array_equal(measure.bootstrap_medians(samples, 200, seed=7),
-                              measure.bootstrap_medians(samples, 200, seed=8))
+    assert not np.array_equal(
+        measure.bootstrap_medians(samples, 200, seed=7), measure.bootstrap_medians(samples, 200, seed=8)
+    )
     assert measure.median_interval(samples, seed=7) == measure.median_interval(samples, seed=7)
 
 

@@ -8,19 +8,24 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from lib import queueing
 from queueing_support import most_at_once
 
+from lib import queueing
 
 # --- continuous batching (lib.queueing.batching) ----------------------------------------------
 
-STEPS = 0.004 + 0.0001 * np.arange(64)          # 4 ms for one sequence, 0.1 ms more per extra one
+STEPS = 0.004 + 0.0001 * np.arange(64)  # 4 ms for one sequence, 0.1 ms more per extra one
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(1, 300), st.floats(0.5, 200.0), st.integers(0, 2**31), st.integers(2, 40), st.integers(1, 64),
-       st.floats(0.0, 0.02))
+@given(
+    st.integers(1, 300),
+    st.floats(0.5, 200.0),
+    st.integers(0, 2**31),
+    st.integers(2, 40),
+    st.integers(1, 64),
+    st.floats(0.0, 0.02),
+)
 def test_batching_serves_everyone_within_the_batch_limit(count, rate, seed, tokens, max_batch, prefill):
     arrivals = queueing.poisson_arrivals(count, rate, seed=seed)
     out = queueing.simulate_batching(arrivals, tokens, STEPS, prefill, max_batch=max_batch)
@@ -92,16 +97,19 @@ def test_past_the_limit_the_queue_grows():
     assert wait[-400:].mean() > 10 * max(wait[:400].mean(), 1e-3)
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: queueing.simulate_batching([0.0, 1.0], 1, STEPS, 0.0), "output_tokens must be >= 2"),
-    (lambda: queueing.simulate_batching([0.0, 1.0], [3, 4, 5], STEPS, 0.0), r"output_tokens must be one count"),
-    (lambda: queueing.simulate_batching([1.0, 0.0], 3, STEPS, 0.0), "arrivals must be non-decreasing"),
-    (lambda: queueing.simulate_batching([0.0], 3, [0.01, 0.0], 0.0), "step_times must be > 0"),
-    (lambda: queueing.simulate_batching([0.0], 3, [0.01], 0.0, max_batch=2), "max_batch must be at most"),
-    (lambda: queueing.simulate_batching([0.0], 3, [0.01], -1.0), "prefill_time must be >= 0"),
-    (lambda: queueing.batching_estimate(0.0, 3, [0.01], 0.0), "rate must be > 0"),
-    (lambda: queueing.throughput_limit(1, [0.01], 0.0), "output_tokens must be >= 2"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: queueing.simulate_batching([0.0, 1.0], 1, STEPS, 0.0), "output_tokens must be >= 2"),
+        (lambda: queueing.simulate_batching([0.0, 1.0], [3, 4, 5], STEPS, 0.0), r"output_tokens must be one count"),
+        (lambda: queueing.simulate_batching([1.0, 0.0], 3, STEPS, 0.0), "arrivals must be non-decreasing"),
+        (lambda: queueing.simulate_batching([0.0], 3, [0.01, 0.0], 0.0), "step_times must be > 0"),
+        (lambda: queueing.simulate_batching([0.0], 3, [0.01], 0.0, max_batch=2), "max_batch must be at most"),
+        (lambda: queueing.simulate_batching([0.0], 3, [0.01], -1.0), "prefill_time must be >= 0"),
+        (lambda: queueing.batching_estimate(0.0, 3, [0.01], 0.0), "rate must be > 0"),
+        (lambda: queueing.throughput_limit(1, [0.01], 0.0), "output_tokens must be >= 2"),
+    ],
+)
 def test_batching_names_bad_parameters(call, match):
     with pytest.raises(ValueError, match=match):
         call()

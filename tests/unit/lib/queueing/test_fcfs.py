@@ -8,14 +8,21 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from queueing_support import most_at_once
 
 from lib import queueing
-from queueing_support import most_at_once
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(1, 400), st.floats(0.1, 100.0), st.floats(0.001, 1.0), st.integers(0, 2**31),
-       st.floats(0.0, 3.0), st.integers(1, 4), st.floats(0.5, 4.0))
+@given(
+    st.integers(1, 400),
+    st.floats(0.1, 100.0),
+    st.floats(0.001, 1.0),
+    st.integers(0, 2**31),
+    st.floats(0.0, 3.0),
+    st.integers(1, 4),
+    st.floats(0.5, 4.0),
+)
 def test_every_request_is_served_once(count, rate, mean_work, seed, cv, servers, speedup):
     reqs = queueing.poisson_requests(count, rate, mean_work, seed=seed, cv=cv)
     out = queueing.serve(reqs, servers=servers, speedup=speedup)
@@ -67,54 +74,66 @@ def test_gamma_work_has_requested_mean_and_spread():
     assert math.isclose(reqs.work.std() / reqs.work.mean(), 2.0, rel_tol=0.05)
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: queueing.poisson_requests(0, 1.0, 1.0), "count"),
-    (lambda: queueing.poisson_requests(2.5, 1.0, 1.0), "count"),
-    (lambda: queueing.poisson_requests(10, -1.0, 1.0), "rate"),
-    (lambda: queueing.poisson_requests(10, 1.0, 0.0), "mean_work"),
-    (lambda: queueing.poisson_requests(10, 1.0, 1.0, cv=-1), "cv"),
-    (lambda: queueing.serve(queueing.poisson_requests(3, 1.0, 1.0), servers=0), "servers"),
-    (lambda: queueing.serve(queueing.poisson_requests(3, 1.0, 1.0), speedup=0), "speedup"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: queueing.poisson_requests(0, 1.0, 1.0), "count"),
+        (lambda: queueing.poisson_requests(2.5, 1.0, 1.0), "count"),
+        (lambda: queueing.poisson_requests(10, -1.0, 1.0), "rate"),
+        (lambda: queueing.poisson_requests(10, 1.0, 0.0), "mean_work"),
+        (lambda: queueing.poisson_requests(10, 1.0, 1.0, cv=-1), "cv"),
+        (lambda: queueing.serve(queueing.poisson_requests(3, 1.0, 1.0), servers=0), "servers"),
+        (lambda: queueing.serve(queueing.poisson_requests(3, 1.0, 1.0), speedup=0), "speedup"),
+    ],
+)
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: queueing.poisson_requests([5, 10], 1.0, 1.0), "count"),
-    (lambda: queueing.poisson_requests(10, [1.0, 2.0], 1.0), "rate"),
-    (lambda: queueing.serve(queueing.poisson_requests(3, 1.0, 1.0), servers=[1, 2]), "servers"),
-    (lambda: queueing.serve(queueing.poisson_requests(3, 1.0, 1.0), speedup=[1.0, 2.0]), "speedup"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: queueing.poisson_requests([5, 10], 1.0, 1.0), "count"),
+        (lambda: queueing.poisson_requests(10, [1.0, 2.0], 1.0), "rate"),
+        (lambda: queueing.serve(queueing.poisson_requests(3, 1.0, 1.0), servers=[1, 2]), "servers"),
+        (lambda: queueing.serve(queueing.poisson_requests(3, 1.0, 1.0), speedup=[1.0, 2.0]), "speedup"),
+    ],
+)
 def test_sweeps_are_refused_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=rf"{name} must be a scalar .*not an array"):
         call()
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: queueing.poisson_requests(10, math.inf, 1.0), "rate"),
-    (lambda: queueing.poisson_requests(10, 1.0, math.inf), "mean_work"),
-    (lambda: queueing.serve(queueing.poisson_requests(3, 1.0, 1.0), speedup=math.inf), "speedup"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: queueing.poisson_requests(10, math.inf, 1.0), "rate"),
+        (lambda: queueing.poisson_requests(10, 1.0, math.inf), "mean_work"),
+        (lambda: queueing.serve(queueing.poisson_requests(3, 1.0, 1.0), speedup=math.inf), "speedup"),
+    ],
+)
 def test_infinite_rates_and_speedups_are_refused(call, name):
     with pytest.raises(ValueError, match=rf"{name} must be finite, got inf"):
         call()
 
 
-@pytest.mark.parametrize("arrivals,work,match", [
-    ([0.0, 1.0, 2.0], [1.0, 1.0], r"arrivals and work must have the same length, got 3 arrivals and 2"),
-    ([0.0, 1.0], [1.0, float("nan")], r"work must not be NaN"),
-    ([0.0, float("nan")], [1.0, 1.0], r"arrivals must not be NaN"),
-    ([0.0, math.inf], [1.0, 1.0], r"arrivals must be finite, got inf at index 1"),
-    ([0.0, 1.0], [1.0, math.inf], r"work must be finite, got inf at index 1"),
-    ([0.0, 1.0], [1.0, -0.5], r"work must be >= 0, got -0.5 at index 1"),
-    ([0.0, 2.0, 1.0], [1.0, 1.0, 1.0], r"arrivals must be non-decreasing \(sorted\), got 1.0 at index 2"),
-    ([[0.0, 1.0]], [[1.0, 1.0]], r"arrivals must be a 1-D array, got shape \(1, 2\)"),
-    (0.0, [1.0], r"arrivals must be a 1-D array, got shape \(\)"),
-    ([], [], r"arrivals must hold at least one request"),
-    (["soon"], [1.0], r"arrivals must be a number"),
-])
+@pytest.mark.parametrize(
+    "arrivals,work,match",
+    [
+        ([0.0, 1.0, 2.0], [1.0, 1.0], r"arrivals and work must have the same length, got 3 arrivals and 2"),
+        ([0.0, 1.0], [1.0, float("nan")], r"work must not be NaN"),
+        ([0.0, float("nan")], [1.0, 1.0], r"arrivals must not be NaN"),
+        ([0.0, math.inf], [1.0, 1.0], r"arrivals must be finite, got inf at index 1"),
+        ([0.0, 1.0], [1.0, math.inf], r"work must be finite, got inf at index 1"),
+        ([0.0, 1.0], [1.0, -0.5], r"work must be >= 0, got -0.5 at index 1"),
+        ([0.0, 2.0, 1.0], [1.0, 1.0, 1.0], r"arrivals must be non-decreasing \(sorted\), got 1.0 at index 2"),
+        ([[0.0, 1.0]], [[1.0, 1.0]], r"arrivals must be a 1-D array, got shape \(1, 2\)"),
+        (0.0, [1.0], r"arrivals must be a 1-D array, got shape \(\)"),
+        ([], [], r"arrivals must hold at least one request"),
+        (["soon"], [1.0], r"arrivals must be a number"),
+    ],
+)
 def test_bad_requests_name_the_field_and_value(arrivals, work, match):
     with pytest.raises(ValueError, match=match):
         queueing.Requests(arrivals, work)

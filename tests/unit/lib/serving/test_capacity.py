@@ -20,27 +20,32 @@ IDEAL = dict(memory_efficiency=1.0, compute_efficiency=1.0, layer_overhead=0.0, 
 
 # --- worked by hand --------------------------------------------------------------------------------
 
+
 def _hand_worked():
     """Llama-3 8B on one H100, ideal fractions, no fixed costs: 1-token prompts, 1,000-token outputs.
 
     Every number below is counted from the model's shape and the datasheet, not through lib.serving.
     """
-    layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096    # q, o; k, v; MLP; two norms
-    linear = 32 * layer                                                         # parameters the layers read
-    head = 128_256 * 4096                                                       # the output head
-    weights = 2 * 8_030_261_248                                                 # every parameter, 16 bits
-    kv_token = 2 * 32 * 8 * 128 * 2                                             # bytes per cached token
-    usable = math.floor(81559 * MiB * 0.92) - (1.79 + 0.36) * GiB               # vLLM's share, less its reserve
+    layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096  # q, o; k, v; MLP; two norms
+    linear = 32 * layer  # parameters the layers read
+    head = 128_256 * 4096  # the output head
+    weights = 2 * 8_030_261_248  # every parameter, 16 bits
+    kv_token = 2 * 32 * 8 * 128 * 2  # bytes per cached token
+    usable = math.floor(81559 * MiB * 0.92) - (1.79 + 0.36) * GiB  # vLLM's share, less its reserve
     activations = 8192 * 2 * (4 * 4096 + 48 * 128 + 3 * 14336) + 1024 * 4 * 128_256
     context = 1 + 1000 / 2
-    max_batch = math.floor((usable - weights - activations) / (kv_token * context))   # the KV cache binds
+    max_batch = math.floor((usable - weights - activations) / (kv_token * context))  # the KV cache binds
     bandwidth, peak = 3.35e12, 989.5e12
     decodes, prefill = max_batch * 999 / 1000, max_batch / 1000
     tokens = decodes + prefill
-    step = (max(2 * linear / bandwidth, 2 * tokens * linear / peak)
-            + max(kv_token * (decodes * context + tokens) / bandwidth,
-                  4 * 4096 * 32 * (decodes * context + prefill * 1) / peak)
-            + max(2 * head / bandwidth, 2 * max_batch * head / peak))
+    step = (
+        max(2 * linear / bandwidth, 2 * tokens * linear / peak)
+        + max(
+            kv_token * (decodes * context + tokens) / bandwidth,
+            4 * 4096 * 32 * (decodes * context + prefill * 1) / peak,
+        )
+        + max(2 * head / bandwidth, 2 * max_batch * head / peak)
+    )
     return max_batch, step, max_batch / (1000 * step)
 
 
@@ -75,8 +80,13 @@ def test_a_target_missed_at_any_load_binds_with_zero_capacity():
 
 def test_every_binding_word_is_documented():
     seen = set()
-    for layout, kwargs in [(Layout(tp=8), dict(ttft_limit=0.3)), (Layout(tp=2), {}), (Layout(tp=8), {}),
-                           (Layout(tp=8), dict(tpot_limit=30 * ms)), (Layout(tp=1, pp=2), dict(tpot_limit=60 * ms))]:
+    for layout, kwargs in [
+        (Layout(tp=8), dict(ttft_limit=0.3)),
+        (Layout(tp=2), {}),
+        (Layout(tp=8), {}),
+        (Layout(tp=8), dict(tpot_limit=30 * ms)),
+        (Layout(tp=1, pp=2), dict(tpot_limit=60 * ms)),
+    ]:
         cap = serving.capacity(PRESETS["llama-3-70b"], "h100-sxm", layout, 1024, 256, weight_format="fp8", **kwargs)
         assert cap.binding in serving.BINDINGS
         seen.add(cap.binding)
@@ -85,10 +95,13 @@ def test_every_binding_word_is_documented():
 
 # --- properties ---------------------------------------------------------------------------------------
 
-SCENARIOS = st.tuples(st.sampled_from(["llama-3-8b", "mistral-7b", "llama-3-70b"]),
-                      st.sampled_from(["h100-sxm", "a100-80gb", "l40s"]),
-                      st.sampled_from([Layout(), Layout(tp=2), Layout(tp=4), Layout(tp=2, pp=2)]),
-                      st.integers(64, 4096), st.integers(16, 1024))
+SCENARIOS = st.tuples(
+    st.sampled_from(["llama-3-8b", "mistral-7b", "llama-3-70b"]),
+    st.sampled_from(["h100-sxm", "a100-80gb", "l40s"]),
+    st.sampled_from([Layout(), Layout(tp=2), Layout(tp=4), Layout(tp=2, pp=2)]),
+    st.integers(64, 4096),
+    st.integers(16, 1024),
+)
 
 
 @pytest.mark.slow
@@ -97,8 +110,9 @@ SCENARIOS = st.tuples(st.sampled_from(["llama-3-8b", "mistral-7b", "llama-3-70b"
 def test_looser_targets_never_lower_capacity(scenario, ttft, tpot, looser):
     key, device, layout, prompt, output = scenario
     tight = serving.capacity(PRESETS[key], device, layout, prompt, output, ttft_limit=ttft, tpot_limit=tpot)
-    loose = serving.capacity(PRESETS[key], device, layout, prompt, output, ttft_limit=ttft * looser,
-                             tpot_limit=tpot * looser)
+    loose = serving.capacity(
+        PRESETS[key], device, layout, prompt, output, ttft_limit=ttft * looser, tpot_limit=tpot * looser
+    )
     free = serving.capacity(PRESETS[key], device, layout, prompt, output)
     assert tight.rate <= loose.rate * (1 + 1e-6) + 1e-12
     assert loose.rate <= free.rate * (1 + 1e-6) + 1e-12
@@ -123,17 +137,30 @@ def _step_function(config, cluster, layout, engine, workload):
     decodes = np.arange(0, engine.max_num_seqs + 1)[:, None]
     tokens = np.arange(0, engine.max_num_batched_tokens + 1, 16)[None, :]
     attended = (workload.prompt + 1) / 2
-    work = pass_work(config, cluster, layout, 0, engine, decode=decodes, context=workload.context, prefill=tokens,
-                     prefill_context=attended, sampled=np.maximum(decodes, 1))
+    work = pass_work(
+        config,
+        cluster,
+        layout,
+        0,
+        engine,
+        decode=decodes,
+        context=workload.context,
+        prefill=tokens,
+        prefill_context=attended,
+        sampled=np.maximum(decodes, 1),
+    )
     table = np.asarray(work.time)
     return lambda d, p: float(table[d, int(round(p / 16))])
 
 
-@pytest.mark.parametrize("key, device, prompt, output, layout", [
-    ("llama-3-8b", "h100-sxm", 1024, 256, Layout()),
-    ("llama-3-8b", "a100-80gb", 512, 128, Layout()),
-    ("llama-3-70b", "h100-sxm", 2048, 256, Layout(tp=4)),
-])
+@pytest.mark.parametrize(
+    "key, device, prompt, output, layout",
+    [
+        ("llama-3-8b", "h100-sxm", 1024, 256, Layout()),
+        ("llama-3-8b", "a100-80gb", 512, 128, Layout()),
+        ("llama-3-70b", "h100-sxm", 2048, 256, Layout(tp=4)),
+    ],
+)
 @pytest.mark.slow
 def test_the_closed_form_capacity_agrees_with_the_scheduler_simulation(key, device, prompt, output, layout):
     """Stated tolerance: the simulated p90 latencies meet the targets at 85 % of the closed-form capacity and
@@ -148,8 +175,15 @@ def test_the_closed_form_capacity_agrees_with_the_scheduler_simulation(key, devi
 
     def simulate(rate):
         arrivals = queueing.poisson_arrivals(2500, rate, seed=7)
-        out = queueing.simulate_chunked(arrivals, prompt, output, step, engine.max_num_batched_tokens,
-                                        engine.max_num_seqs, kv_tokens=free.max_batch * workload.context)
+        out = queueing.simulate_chunked(
+            arrivals,
+            prompt,
+            output,
+            step,
+            engine.max_num_batched_tokens,
+            engine.max_num_seqs,
+            kv_tokens=free.max_batch * workload.context,
+        )
         keep = slice(400, 2100)
         return out, float(np.quantile(out.ttft[keep], 0.9)), float(np.quantile(out.tpot[keep], 0.9))
 
@@ -166,24 +200,29 @@ def test_the_closed_form_capacity_agrees_with_the_scheduler_simulation(key, devi
 
 @pytest.mark.slow
 def test_plan_with_targets_ranks_by_capacity_per_device_and_names_what_binds():
-    rows = serving.plan(PRESETS["llama-3-70b"], "h100-sxm", 8, 64, 1024, 256, ttft_limit=1.0, tpot_limit=50 * ms,
-                        weight_format="fp8")
+    rows = serving.plan(
+        PRESETS["llama-3-70b"], "h100-sxm", 8, 64, 1024, 256, ttft_limit=1.0, tpot_limit=50 * ms, weight_format="fp8"
+    )
     assert all(row.binding in serving.BINDINGS for row in rows)
     chosen = serving.best(rows)
     assert chosen.requests_per_s_per_device == max(row.requests_per_s_per_device for row in rows)
     assert chosen.capacity_tpot <= 50 * ms and chosen.capacity_ttft <= 1.0
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: serving.capacity(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 128, 128, percentile=90), "percentile"),
-    (lambda: serving.capacity(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 128, 128, ttft_limit=-1), "ttft_limit"),
-    (lambda: serving.capacity(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 0, 128), "prompt_tokens"),
-    (lambda: serving.capacity(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 128, 128, prefix_hit_rate=1),
-     "prefix_hit_rate"),
-    (lambda: serving.size(PRESETS["llama-3-8b"], "h100-sxm", 0.0, 128, 128), "rate"),
-    (lambda: serving.Workload([1, 2], [1, 2, 3]), "prompt_tokens"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: serving.capacity(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 128, 128, percentile=90), "percentile"),
+        (lambda: serving.capacity(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 128, 128, ttft_limit=-1), "ttft_limit"),
+        (lambda: serving.capacity(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 0, 128), "prompt_tokens"),
+        (
+            lambda: serving.capacity(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 128, 128, prefix_hit_rate=1),
+            "prefix_hit_rate",
+        ),
+        (lambda: serving.size(PRESETS["llama-3-8b"], "h100-sxm", 0.0, 128, 128), "rate"),
+        (lambda: serving.Workload([1, 2], [1, 2, 3]), "prompt_tokens"),
+    ],
+)
 def test_bad_capacity_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
-

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lib.collectives import send_time
 from lib.serving import Cluster, Layout, capacity, kv_cache_bytes
@@ -55,9 +56,11 @@ def long_prompts():
 def test_the_plan_is_the_least_of_its_pools_and_meets_the_targets(long_prompts):
     plan = long_prompts
     assert plan.devices <= 4 and plan.prefill.dp >= 1 and plan.decode.dp >= 1
-    rates = {"prefill pool": plan.prefill.dp * plan.prefill_replica.rate,
-             "decode pool": plan.decode.dp * plan.decode_replica.rate,
-             "KV transfer": plan.prefill.dp / plan.transfer.time}
+    rates = {
+        "prefill pool": plan.prefill.dp * plan.prefill_replica.rate,
+        "decode pool": plan.decode.dp * plan.decode_replica.rate,
+        "KV transfer": plan.prefill.dp / plan.transfer.time,
+    }
     assert plan.binding in POOL_BINDINGS and plan.rate == pytest.approx(min(rates.values()), rel=1e-12)
     assert rates[plan.binding] == pytest.approx(plan.rate, rel=1e-12)
     # The prefill pool meets what is left of the TTFT after the transfer and one decode step.
@@ -74,14 +77,17 @@ def test_no_split_of_the_same_shapes_carries_more(long_prompts):
             assert min(prefill * plan.prefill_replica.rate, decode * plan.decode_replica.rate) <= plan.rate + 1e-12
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: kv_transfer(LLAMA8, 0, Layout(), H100), "prompt_tokens"),
-    (lambda: kv_transfer(LLAMA8, 10, Layout(), H100, same_node="yes"), "same_node"),
-    (lambda: balance(0, 1, 2), "prefill_rate_per_device"),
-    (lambda: balance(1, 1, -2), "devices"),
-    (lambda: disaggregate(LLAMA8, "h100-sxm", 1, 10, 10), "devices"),
-    (lambda: capacity(LLAMA8, "h100-sxm", Layout(), 10, 10, ttft_limit=1.0, prefill=False), "ttft_limit"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: kv_transfer(LLAMA8, 0, Layout(), H100), "prompt_tokens"),
+        (lambda: kv_transfer(LLAMA8, 10, Layout(), H100, same_node="yes"), "same_node"),
+        (lambda: balance(0, 1, 2), "prefill_rate_per_device"),
+        (lambda: balance(1, 1, -2), "devices"),
+        (lambda: disaggregate(LLAMA8, "h100-sxm", 1, 10, 10), "devices"),
+        (lambda: capacity(LLAMA8, "h100-sxm", Layout(), 10, 10, ttft_limit=1.0, prefill=False), "ttft_limit"),
+    ],
+)
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
@@ -91,8 +97,23 @@ def test_bad_input_names_the_parameter(call, name):
 def test_the_command_line_plans_pools_speculation_and_experts(capsys):
     from lib.serving.__main__ import main
 
-    main(["--model", "llama-3-8b", "--devices", "4", "--ttft-ms", "1000", "--tpot-ms", "20", "--prompt", "4096",
-          "--output", "128", "--disaggregate"])
+    main(
+        [
+            "--model",
+            "llama-3-8b",
+            "--devices",
+            "4",
+            "--ttft-ms",
+            "1000",
+            "--tpot-ms",
+            "20",
+            "--prompt",
+            "4096",
+            "--output",
+            "128",
+            "--disaggregate",
+        ]
+    )
     out = capsys.readouterr().out
     plan = disaggregate(LLAMA8, "h100-sxm", 4, 4096, 128, ttft_limit=1.0, tpot_limit=0.02)
     assert f"disaggregated: {plan.name}: {plan.rate:.2f} requests/s" in out and "colocated:" in out

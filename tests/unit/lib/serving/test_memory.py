@@ -5,16 +5,16 @@ from __future__ import annotations
 import math
 
 import pytest
+from serving_support import DEEPSEEK
 
 from lib import serving, transformer
 from lib.serving import Layout
 from lib.serving.engine import configure
 from lib.transformer import PRESETS
 from lib.units import GiB, MiB
-from serving_support import DEEPSEEK
-
 
 # --- memory --------------------------------------------------------------------------------
+
 
 def test_kv_cache_by_hand():
     # Llama-2 7B: 2 (K and V) x 32 layers x 32 KV heads x 128 wide x 2 bytes.
@@ -28,7 +28,7 @@ def test_kv_per_device_follows_heads_and_stages():
     whole = serving.kv_cache_bytes(llama, 1)
     assert serving.kv_bytes_per_token_per_device(llama, Layout(tp=4)) == whole / 4
     assert serving.kv_bytes_per_token_per_device(llama, Layout(tp=8, pp=2)) == whole / 8 / 2
-    assert serving.kv_bytes_per_token_per_device(llama, Layout(tp=16)) == whole / 8   # one replicated head
+    assert serving.kv_bytes_per_token_per_device(llama, Layout(tp=16)) == whole / 8  # one replicated head
 
 
 @pytest.mark.parametrize("key", sorted(PRESETS))

@@ -5,20 +5,22 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from serving_support import DEEPSEEK, H100
 
 from lib import formats, serving, transformer
 from lib.hardware import DEVICES
 from lib.serving import Layout
 from lib.transformer import PRESETS, ModelConfig
 from lib.units import ms
-from serving_support import DEEPSEEK, H100
 
 
 def test_prefix_hits_lower_the_prefill_work_and_never_the_throughput():
     llama = PRESETS["llama-3-70b"]
-    rates = [serving.plan(llama, "h100-sxm", 8, 256, 4096, 256, prefix_hit_rate=h)[-1].tokens_per_s
-             for h in (0.0, 0.5, 0.9)]
+    rates = [
+        serving.plan(llama, "h100-sxm", 8, 256, 4096, 256, prefix_hit_rate=h)[-1].tokens_per_s for h in (0.0, 0.5, 0.9)
+    ]
     assert rates[0] < rates[1] < rates[2]
 
 
@@ -29,27 +31,36 @@ def _implied_rates(config, row, prompt, output, hit, weight_format):
     requests_per_s = row.tokens_per_s / output
     context = prompt + output / 2
     attention = 4 * config.layers * config.heads * config.head_dim
-    per_request = (2 * active * (output + (1 - hit) * prompt)
-                   + attention * (output * context + (1 - hit) * prompt * prompt / 2))
+    per_request = 2 * active * (output + (1 - hit) * prompt) + attention * (
+        output * context + (1 - hit) * prompt * prompt / 2
+    )
     flops = requests_per_s * per_request / row.devices
     # Every step of every replica reads each device's share of the linear weights at least once.
     steps_per_s = row.tokens_per_s / (row.batch * row.dp)
-    linear = (parts.total(config.experts_per_token) - parts.embedding - parts.head - parts.final_norm)
+    linear = parts.total(config.experts_per_token) - parts.embedding - parts.head - parts.final_norm
     bytes_ = steps_per_s * linear * formats.weight_format(weight_format).bytes_per_weight / (row.tp * row.pp)
     return flops, bytes_
 
 
 @settings(max_examples=60, deadline=None)
-@given(key=st.sampled_from(["llama-3-8b", "llama-3-70b", "mistral-7b", "qwen2-7b", "mixtral-8x7b"]),
-       device=st.sampled_from(["h100-sxm", "a100-80gb", "l40s", "l4"]), devices=st.sampled_from([1, 2, 4, 8, 16]),
-       prompt=st.integers(128, 8192), output=st.integers(16, 2048), batch=st.integers(1, 2048),
-       weight_format=st.sampled_from(sorted(formats.WEIGHT_FORMATS)), hit=st.sampled_from([0.0, 0.5]))
+@given(
+    key=st.sampled_from(["llama-3-8b", "llama-3-70b", "mistral-7b", "qwen2-7b", "mixtral-8x7b"]),
+    device=st.sampled_from(["h100-sxm", "a100-80gb", "l40s", "l4"]),
+    devices=st.sampled_from([1, 2, 4, 8, 16]),
+    prompt=st.integers(128, 8192),
+    output=st.integers(16, 2048),
+    batch=st.integers(1, 2048),
+    weight_format=st.sampled_from(sorted(formats.WEIGHT_FORMATS)),
+    hit=st.sampled_from([0.0, 0.5]),
+)
 @pytest.mark.slow
-def test_every_feasible_row_fits_the_peaks_of_its_devices(key, device, devices, prompt, output, batch,
-                                                         weight_format, hit):
+def test_every_feasible_row_fits_the_peaks_of_its_devices(
+    key, device, devices, prompt, output, batch, weight_format, hit
+):
     config = PRESETS[key]
-    rows = serving.plan(config, device, devices, batch, prompt, output, weight_format=weight_format,
-                        prefix_hit_rate=hit)
+    rows = serving.plan(
+        config, device, devices, batch, prompt, output, weight_format=weight_format, prefix_hit_rate=hit
+    )
     dev = DEVICES[device]
     peak = max(formats.compute_peak(dev, weight_format), dev.peak_flops)
     for row in rows:
@@ -61,15 +72,19 @@ def test_every_feasible_row_fits_the_peaks_of_its_devices(key, device, devices, 
         assert row.memory_per_device <= row.usable_per_device <= dev.memory_bytes
 
 
-@pytest.mark.parametrize("key,device,devices,weight_format", [
-    ("mixtral-8x7b", "h100-sxm", 2, "bf16"), ("mixtral-8x7b", "h100-sxm", 8, "fp8"),
-    ("mixtral-8x7b", "a100-80gb", 4, "bf16"), ("qwen3-235b-a22b", "h100-sxm", 8, "fp8"),
-])
+@pytest.mark.parametrize(
+    "key,device,devices,weight_format",
+    [
+        ("mixtral-8x7b", "h100-sxm", 2, "bf16"),
+        ("mixtral-8x7b", "h100-sxm", 8, "fp8"),
+        ("mixtral-8x7b", "a100-80gb", 4, "bf16"),
+        ("qwen3-235b-a22b", "h100-sxm", 8, "fp8"),
+    ],
+)
 @pytest.mark.parametrize("batch", [8, 512])
 def test_expert_and_attention_data_parallel_rows_fit_the_peaks(key, device, devices, weight_format, batch):
     config = PRESETS[key]
-    rows = serving.plan(config, device, devices, batch, 1024, 256, weight_format=weight_format,
-                        expert_parallel="all")
+    rows = serving.plan(config, device, devices, batch, 1024, 256, weight_format=weight_format, expert_parallel="all")
     dev = DEVICES[device]
     peak = max(formats.compute_peak(dev, weight_format), dev.peak_flops)
     assert any(row.attention_dp for row in rows) and (batch > 8 or any(row.fits for row in rows))
@@ -83,19 +98,39 @@ def test_expert_and_attention_data_parallel_rows_fit_the_peaks(key, device, devi
 
 # --- the planner --------------------------------------------------------------------------------
 
+
 def _configs():
     heads = st.sampled_from([8, 16, 32])
     return st.builds(
         lambda layers, heads, group, width, ffn, experts: ModelConfig(
-            "random", layers=layers, hidden=heads * width, heads=heads, kv_heads=heads // group,
-            ffn_hidden=ffn, vocab=32000, experts=experts, experts_per_token=min(2, experts)),
-        st.integers(2, 96), heads, st.sampled_from([1, 2, 4, 8]), st.sampled_from([64, 128]),
-        st.sampled_from([2816, 11008, 14336, 28672]), st.sampled_from([1, 1, 8]))
+            "random",
+            layers=layers,
+            hidden=heads * width,
+            heads=heads,
+            kv_heads=heads // group,
+            ffn_hidden=ffn,
+            vocab=32000,
+            experts=experts,
+            experts_per_token=min(2, experts),
+        ),
+        st.integers(2, 96),
+        heads,
+        st.sampled_from([1, 2, 4, 8]),
+        st.sampled_from([64, 128]),
+        st.sampled_from([2816, 11008, 14336, 28672]),
+        st.sampled_from([1, 1, 8]),
+    )
 
 
 @settings(max_examples=40, deadline=None)
-@given(_configs(), st.sampled_from(sorted(DEVICES)), st.sampled_from([1, 2, 4, 8, 16]), st.integers(1, 256),
-       st.integers(1, 8192), st.integers(1, 2048))
+@given(
+    _configs(),
+    st.sampled_from(sorted(DEVICES)),
+    st.sampled_from([1, 2, 4, 8, 16]),
+    st.integers(1, 256),
+    st.integers(1, 8192),
+    st.integers(1, 2048),
+)
 @pytest.mark.slow
 def test_plan_never_fits_what_exceeds_the_device(config, device, devices, batch, prompt, output):
     rows = serving.plan(config, device, devices, batch, prompt, output)
@@ -126,16 +161,18 @@ def test_plan_counts_prefill_in_the_throughput():
 
 
 def test_plan_refuses_more_sequences_than_the_scheduler_runs():
-    rows = serving.plan(PRESETS["llama-3-8b"], "a100-80gb", 1, 300, 128, 128)       # A100: max_num_seqs 256
+    rows = serving.plan(PRESETS["llama-3-8b"], "a100-80gb", 1, 300, 128, 128)  # A100: max_num_seqs 256
     assert not rows[0].fits and "max_num_seqs = 256" in rows[0].reason
-    allowed = serving.plan(PRESETS["llama-3-8b"], "a100-80gb", 1, 300, 128, 128, max_num_seqs=512,
-                           max_num_batched_tokens=8192)
+    allowed = serving.plan(
+        PRESETS["llama-3-8b"], "a100-80gb", 1, 300, 128, 128, max_num_seqs=512, max_num_batched_tokens=8192
+    )
     assert allowed[0].fits
 
 
 def test_plan_targets_and_cost():
-    rows = serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 2, 32, 1024, 256, tpot_limit=10 * ms,
-                        price_per_device_hour=2.0)
+    rows = serving.plan(
+        PRESETS["llama-3-8b"], "h100-sxm", 2, 32, 1024, 256, tpot_limit=10 * ms, price_per_device_hour=2.0
+    )
     for row in rows:
         assert row.meets_slo == (row.tpot <= 10 * ms)
         assert row.cost_per_million_tokens == pytest.approx(2.0 * 2 / 3600 / row.tokens_per_s * 1e6)
@@ -148,39 +185,49 @@ def test_best_is_none_when_nothing_qualifies():
     assert not rows[0].fits and serving.best(rows) is None
 
 
-@pytest.mark.parametrize("call, name", [
-    (lambda: serving.kv_cache_bytes(PRESETS["llama-3-8b"], -1), "tokens"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 0, 1, 1, 1), "devices"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 12, 1, 1, 1), "devices"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 2, 1.5, 1, 1), "batch"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 2, 1, 0, 1), "prompt_tokens"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 2, 1, 1, 1, memory_efficiency=1.5),
-     "memory_efficiency"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 2, 1, 1, 1, tpot_limit=0), "tpot_limit"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "tpu", 2, 1, 1, 1), "device"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, weight_format="fp4"), "weight_format"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, kv_format="int8"), "kv_format"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, allreduce="mpi"), "allreduce"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, prefix_hit_rate=1.0), "prefix_hit_rate"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, prefix_hit_rate=-0.1),
-     "prefix_hit_rate"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, layer_overhead=-1e-6), "layer_overhead"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, step_overhead=float("nan")),
-     "step_overhead"),
-    (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, bytes_per_element=1), "bytes_per_element"),
-    (lambda: serving.decode_step(PRESETS["llama-3-8b"], H100, Layout(), 1, 1, weight_format="e5m2"),
-     "weight_format"),
-    (lambda: serving.decode_step(PRESETS["llama-3-8b"], H100, Layout(), 1, 1, prompt_tokens=10), "prompt_tokens"),
-    (lambda: serving.memory_fit(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 1, 1, gpu_memory_utilization=1.5),
-     "gpu_memory_utilization"),
-    (lambda: serving.expected_experts_touched(8, 9, 1), "top_k"),
-    (lambda: serving.decode_step(PRESETS["llama-3-8b"], H100, Layout(tp=3), 1, 1), "tp"),
-    (lambda: serving.decode_step(PRESETS["llama-3-8b"], H100, Layout(), float("nan"), 1), "batch"),
-    (lambda: Layout(tp=0), "tp"),
-    (lambda: serving.check_layout(PRESETS["llama-3-8b"], Layout(expert_parallel=True)), "expert_parallel"),
-    (lambda: serving.compute_bound_batch(PRESETS["mixtral-8x7b"], "h100-sxm"), "config"),
-    (lambda: serving.compute_bound_batch(PRESETS["llama-3-8b"], "h100-sxm", tp=3), "tp"),
-])
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: serving.kv_cache_bytes(PRESETS["llama-3-8b"], -1), "tokens"),
+        (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 0, 1, 1, 1), "devices"),
+        (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 12, 1, 1, 1), "devices"),
+        (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 2, 1.5, 1, 1), "batch"),
+        (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 2, 1, 0, 1), "prompt_tokens"),
+        (
+            lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 2, 1, 1, 1, memory_efficiency=1.5),
+            "memory_efficiency",
+        ),
+        (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 2, 1, 1, 1, tpot_limit=0), "tpot_limit"),
+        (lambda: serving.plan(PRESETS["llama-3-8b"], "tpu", 2, 1, 1, 1), "device"),
+        (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, weight_format="fp4"), "weight_format"),
+        (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, kv_format="int8"), "kv_format"),
+        (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, allreduce="mpi"), "allreduce"),
+        (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, prefix_hit_rate=1.0), "prefix_hit_rate"),
+        (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, prefix_hit_rate=-0.1), "prefix_hit_rate"),
+        (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, layer_overhead=-1e-6), "layer_overhead"),
+        (
+            lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, step_overhead=float("nan")),
+            "step_overhead",
+        ),
+        (lambda: serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 1, 1, 1, bytes_per_element=1), "bytes_per_element"),
+        (
+            lambda: serving.decode_step(PRESETS["llama-3-8b"], H100, Layout(), 1, 1, weight_format="e5m2"),
+            "weight_format",
+        ),
+        (lambda: serving.decode_step(PRESETS["llama-3-8b"], H100, Layout(), 1, 1, prompt_tokens=10), "prompt_tokens"),
+        (
+            lambda: serving.memory_fit(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 1, 1, gpu_memory_utilization=1.5),
+            "gpu_memory_utilization",
+        ),
+        (lambda: serving.expected_experts_touched(8, 9, 1), "top_k"),
+        (lambda: serving.decode_step(PRESETS["llama-3-8b"], H100, Layout(tp=3), 1, 1), "tp"),
+        (lambda: serving.decode_step(PRESETS["llama-3-8b"], H100, Layout(), float("nan"), 1), "batch"),
+        (lambda: Layout(tp=0), "tp"),
+        (lambda: serving.check_layout(PRESETS["llama-3-8b"], Layout(expert_parallel=True)), "expert_parallel"),
+        (lambda: serving.compute_bound_batch(PRESETS["mixtral-8x7b"], "h100-sxm"), "config"),
+        (lambda: serving.compute_bound_batch(PRESETS["llama-3-8b"], "h100-sxm", tp=3), "tp"),
+    ],
+)
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()

@@ -12,8 +12,12 @@ from lib.units import ms
 
 
 @settings(max_examples=10, deadline=None)
-@given(st.sampled_from(["llama-3-8b", "mistral-7b"]), st.sampled_from(["l4", "a100-80gb"]),
-       st.integers(1, 6), st.integers(1, 3))
+@given(
+    st.sampled_from(["llama-3-8b", "mistral-7b"]),
+    st.sampled_from(["l4", "a100-80gb"]),
+    st.integers(1, 6),
+    st.integers(1, 3),
+)
 @pytest.mark.slow
 def test_more_devices_never_lower_the_best_total_capacity(key, device, devices, extra):
     kwargs = dict(ttft_limit=0.5, tpot_limit=80 * ms)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lib.serving import Cluster, Layout
 from lib.serving.speculative import break_even_batch, expected_tokens, simulate_tokens, speculative_step
@@ -78,22 +79,24 @@ def test_break_even_matches_the_simulated_rounds():
 
 
 def test_speculation_helps_most_at_batch_one():
-    step = speculative_step(LLAMA70, H100, Layout(tp=4), np.array([1.0, 64.0, 512.0]), 1152, 0.8, 4,
-                            head_layers=1)
+    step = speculative_step(LLAMA70, H100, Layout(tp=4), np.array([1.0, 64.0, 512.0]), 1152, 0.8, 4, head_layers=1)
     speedup = np.asarray(step.speedup)
     assert speedup[0] > 2.5 and speedup[0] > speedup[1] > speedup[2]
 
 
-@pytest.mark.parametrize("call,name", [
-    (lambda: expected_tokens(1.5, 3), "acceptance"),
-    (lambda: expected_tokens(-0.1, 3), "acceptance"),
-    (lambda: expected_tokens(0.5, -1), "draft_tokens"),
-    (lambda: simulate_tokens(0.5, 3, 0), "rounds"),
-    (lambda: speculative_step(LLAMA70, H100, Layout(tp=4), 1, 100, 0.5, 0, head_layers=1), "draft_tokens"),
-    (lambda: speculative_step(LLAMA70, H100, Layout(tp=4), 1, 100, 0.5, 2), "draft or head_layers"),
-    (lambda: speculative_step(LLAMA70, H100, Layout(tp=4), 1, 100, 0.5, 2, head_layers=-1), "head_layers"),
-    (lambda: speculative_step(LLAMA70, H100, Layout(tp=4), 0, 100, 0.5, 2, head_layers=1), "batch"),
-])
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: expected_tokens(1.5, 3), "acceptance"),
+        (lambda: expected_tokens(-0.1, 3), "acceptance"),
+        (lambda: expected_tokens(0.5, -1), "draft_tokens"),
+        (lambda: simulate_tokens(0.5, 3, 0), "rounds"),
+        (lambda: speculative_step(LLAMA70, H100, Layout(tp=4), 1, 100, 0.5, 0, head_layers=1), "draft_tokens"),
+        (lambda: speculative_step(LLAMA70, H100, Layout(tp=4), 1, 100, 0.5, 2), "draft or head_layers"),
+        (lambda: speculative_step(LLAMA70, H100, Layout(tp=4), 1, 100, 0.5, 2, head_layers=-1), "head_layers"),
+        (lambda: speculative_step(LLAMA70, H100, Layout(tp=4), 0, 100, 0.5, 2, head_layers=1), "batch"),
+    ],
+)
 def test_bad_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()

@@ -6,15 +6,15 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from serving_support import H100
 
 from lib import formats, serving, transformer
 from lib.hardware import DEVICES
 from lib.serving import Layout
 from lib.transformer import PRESETS
 from lib.units import GB, us
-from serving_support import H100
-
 
 #: An engine with nothing but the roofline: ideal fractions and no fixed costs, for hand-worked numbers.
 IDEAL = dict(memory_efficiency=1.0, compute_efficiency=1.0, layer_overhead=0.0, step_overhead=0.0)
@@ -45,8 +45,9 @@ def test_batch_one_decode_by_hand():
     # The fixed costs add exactly: 32 layers x 110 us with CUDA graphs, plus the eager launches without.
     graphs = serving.decode_step(llama, H100, Layout(), 1, context, memory_efficiency=1.0, compute_efficiency=1.0)
     assert graphs.tpot - step.tpot == pytest.approx(32 * 110 * us)
-    eager = serving.decode_step(llama, H100, Layout(), 1, context, memory_efficiency=1.0, compute_efficiency=1.0,
-                                cuda_graphs=False)
+    eager = serving.decode_step(
+        llama, H100, Layout(), 1, context, memory_efficiency=1.0, compute_efficiency=1.0, cuda_graphs=False
+    )
     assert eager.tpot - graphs.tpot == pytest.approx(32 * serving.engine.EAGER_LAYER_LAUNCH)
 
 
@@ -57,15 +58,21 @@ def test_operators_add_where_a_whole_step_roofline_would_overlap_them():
     work = serving.stage_work(llama, H100, Layout(), 0, 512, 2048, **IDEAL)
     assert work.linear.compute_time > work.linear.memory_time
     assert work.attention.memory_time > work.attention.compute_time
-    assert work.time == pytest.approx(work.linear.compute_time + work.attention.memory_time + work.head_time
-                                      + work.communication_time)
+    assert work.time == pytest.approx(
+        work.linear.compute_time + work.attention.memory_time + work.head_time + work.communication_time
+    )
     whole = max(work.memory_time, work.compute_time)
     assert work.time > 1.05 * whole
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.sampled_from(["llama-3-8b", "mixtral-8x7b", "llama-3-70b"]), st.sampled_from([1, 2, 4, 8]),
-       st.integers(1, 512), st.integers(1, 512), st.integers(0, 16384))
+@given(
+    st.sampled_from(["llama-3-8b", "mixtral-8x7b", "llama-3-70b"]),
+    st.sampled_from([1, 2, 4, 8]),
+    st.integers(1, 512),
+    st.integers(1, 512),
+    st.integers(0, 16384),
+)
 def test_a_larger_batch_never_lowers_the_step_time(key, tp, batch, extra, context):
     # With NCCL alone. The engine's all-reduce may lower it: vLLM hands messages of 8 MiB and more from its
     # two-shot kernel to NCCL, which is faster there (test_the_engine_cut_off_can_lower_the_step_time).
@@ -96,6 +103,7 @@ def test_pipeline_decode_is_the_slower_of_the_loop_and_m_stages():
 
 # --- steady state: every step carries prefill --------------------------------------------------------
 
+
 def test_steady_state_prefill_by_hand():
     # 64 sequences of 1,024 + 256 tokens: 64 / 256 = 0.25 prompts finish their prefill per step, 256 prompt
     # tokens; a quarter of the prompts found in the prefix cache leaves 192.
@@ -109,8 +117,7 @@ def test_steady_state_prefill_by_hand():
     assert loaded.tpot > alone.tpot and 0 < loaded.prefill_share < 1
     # Prompts come whole: a step computes k prompts of 1,024 tokens, k Poisson of mean 0.25, and the mean step
     # is the Poisson mix of those steps, each priced by loop_time.
-    steps = [serving.loop_time(llama, H100, Layout(), 64 * 255 / 256, 1152, 1024 * k, 512.5, **IDEAL)
-             for k in range(8)]
+    steps = [serving.loop_time(llama, H100, Layout(), 64 * 255 / 256, 1152, 1024 * k, 512.5, **IDEAL) for k in range(8)]
     chances = [math.exp(-0.25) * 0.25**k / math.factorial(k) for k in range(8)]
     assert float(loaded.tpot) == pytest.approx(sum(p * t for p, t in zip(chances, steps)), rel=1e-6)
     # Smeared evenly over the steps instead, the same prefill would cost less: a compute-bound step with a
@@ -121,6 +128,7 @@ def test_steady_state_prefill_by_hand():
 
 # --- formats -----------------------------------------------------------------------------------------
 
+
 def test_fp8_doubles_the_compute_peak_on_hopper_and_moves_the_ridge():
     # FP8 W8A8 multiplies at the FP8 peak, twice the 16-bit one; the same bytes at the 16-bit peak (W8A16)
     # would turn compute-bound at half the batch. The ridge is (F / BW) b / 2.
@@ -129,11 +137,12 @@ def test_fp8_doubles_the_compute_peak_on_hopper_and_moves_the_ridge():
     llama = PRESETS["llama-3-70b"]
     fp8 = serving.compute_bound_batch(llama, "h100-sxm", weight_format="fp8")
     bf16 = serving.compute_bound_batch(llama, "h100-sxm", weight_format="bf16")
-    int8 = serving.compute_bound_batch(llama, "h100-sxm", weight_format="int8")     # W8A16: 1 + 2/128 bytes
+    int8 = serving.compute_bound_batch(llama, "h100-sxm", weight_format="int8")  # W8A16: 1 + 2/128 bytes
     assert fp8 == pytest.approx(bf16, rel=1e-12)
     assert fp8 / int8 == pytest.approx(2 / (1 + 2 / 128), rel=1e-12)
     engine = serving.configure("h100-sxm")
     assert fp8 == pytest.approx(h100.ridge_intensity * engine.compute_efficiency / engine.memory_efficiency, rel=1e-9)
     # On an A100, without FP8 tensor cores, FP8 weights run as W8A16: the ridge halves.
     assert serving.compute_bound_batch(llama, "a100-80gb", weight_format="fp8") == pytest.approx(
-        serving.compute_bound_batch(llama, "a100-80gb") / 2, rel=1e-12)
+        serving.compute_bound_batch(llama, "a100-80gb") / 2, rel=1e-12
+    )

@@ -15,8 +15,9 @@ def test_qwen25_32b_from_its_config_has_its_published_parameter_count():
     assert count == parameter_count(PRESETS["qwen2.5-32b"])
 
 
-@pytest.mark.parametrize("field", ["num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size",
-                                   "intermediate_size"])
+@pytest.mark.parametrize(
+    "field", ["num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size", "intermediate_size"]
+)
 def test_a_config_without_a_required_field_names_it(field):
     broken = {k: v for k, v in QWEN25_32B.items() if k != field}
     with pytest.raises(ValueError, match=field):
@@ -24,12 +25,22 @@ def test_a_config_without_a_required_field_names_it(field):
 
 
 def test_hugging_face_defaults_and_what_cannot_be_priced():
-    mixtral = from_hf_config({"architectures": ["MixtralForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
-                              "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
-                              "vocab_size": 32000, "num_local_experts": 8, "num_experts_per_tok": 2})
+    mixtral = from_hf_config(
+        {
+            "architectures": ["MixtralForCausalLM"],
+            "hidden_size": 4096,
+            "intermediate_size": 14336,
+            "num_attention_heads": 32,
+            "num_hidden_layers": 32,
+            "num_key_value_heads": 8,
+            "vocab_size": 32000,
+            "num_local_experts": 8,
+            "num_experts_per_tok": 2,
+        }
+    )
     assert parameter_count(mixtral) == parameter_count(PRESETS["mixtral-8x7b"])
     no_kv = from_hf_config({k: v for k, v in QWEN25_32B.items() if k != "num_key_value_heads"})
-    assert no_kv.kv_heads == no_kv.heads                      # Hugging Face's default: one KV head per head
+    assert no_kv.kv_heads == no_kv.heads  # Hugging Face's default: one KV head per head
     with pytest.raises(ValueError, match="architectures"):
         from_hf_config(dict(QWEN25_32B, architectures=["GPT2LMHeadModel"]))
     with pytest.raises(ValueError, match="shared_expert_intermediate_size"):

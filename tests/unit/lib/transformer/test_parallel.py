@@ -7,7 +7,8 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lib import transformer as tr
 from lib.units import GB, MB, s, us
@@ -15,8 +16,9 @@ from lib.units import GB, MB, s, us
 
 def test_article_worked_example():
     assert tr.tp_bytes_per_collective(8192, 2, 1, 4) == 2 * 0.75 * 8192 * 2 == 24_576
-    cost = tr.tp_comm_per_token(tr.PRESETS["llama-2-70b"], devices=4, batch=1, bytes_per_element=2,
-                                latency=5 * us, bandwidth=400 * GB / s)
+    cost = tr.tp_comm_per_token(
+        tr.PRESETS["llama-2-70b"], devices=4, batch=1, bytes_per_element=2, latency=5 * us, bandwidth=400 * GB / s
+    )
     assert cost.collectives == 160
     assert cost.bytes == 160 * 24_576
     assert abs(cost.bytes / MB - 3.9) < 0.05
@@ -60,15 +62,18 @@ def test_decode_bound():
 # Hand-checked by listing divisors: Llama-3 8B has 32 heads, 8 KV heads, ffn 14336 = 2**11 * 7;
 # Qwen2 7B has 28 heads, 4 KV heads, ffn 18944 = 2**8 * 74 (28 does not divide it: 18944 / 28 = 676.57);
 # Llama-2 13B has 40 heads and 40 KV heads, ffn 13824 = 2**9 * 27 (no factor 5).
-@pytest.mark.parametrize("key, replicate, expected", [
-    ("llama-3-8b", False, [1, 2, 4, 8]),
-    ("llama-3-8b", True, [1, 2, 4, 8, 16, 32]),
-    ("qwen2-7b", False, [1, 2, 4]),
-    ("qwen2-7b", True, [1, 2, 4]),
-    ("llama-2-13b", False, [1, 2, 4, 8]),
-    ("llama-2-13b", True, [1, 2, 4, 8]),
-    ("llama-2-70b", True, [1, 2, 4, 8, 16, 32, 64]),
-])
+@pytest.mark.parametrize(
+    "key, replicate, expected",
+    [
+        ("llama-3-8b", False, [1, 2, 4, 8]),
+        ("llama-3-8b", True, [1, 2, 4, 8, 16, 32]),
+        ("qwen2-7b", False, [1, 2, 4]),
+        ("qwen2-7b", True, [1, 2, 4]),
+        ("llama-2-13b", False, [1, 2, 4, 8]),
+        ("llama-2-13b", True, [1, 2, 4, 8]),
+        ("llama-2-70b", True, [1, 2, 4, 8, 16, 32, 64]),
+    ],
+)
 def test_valid_tp_degrees_hand_checked(key, replicate, expected):
     assert tr.valid_tp_degrees(tr.PRESETS[key], 64, replicate_kv=replicate) == expected
 
@@ -142,22 +147,29 @@ def test_comm_fields_have_the_shape_of_the_sweep():
     assert (grid.collectives[0] == 0).all() and (grid.bytes[0] == 0).all()
 
 
-@pytest.mark.parametrize("name, call", [
-    ("devices", lambda: tr.tp_bytes_per_collective(8192, 2, 1, 0)),
-    ("batch", lambda: tr.tp_bytes_per_collective(8192, 2, 1.5, 2)),
-    ("bytes_per_element", lambda: tr.tp_bytes_per_collective(8192, -2, 1, 2)),
-    ("latency", lambda: tr.tp_comm_per_token(tr.PRESETS["llama-3-8b"], 2, latency=-1.0)),
-    ("bandwidth", lambda: tr.tp_comm_per_token(tr.PRESETS["llama-3-8b"], 2, bandwidth=0.0)),
-    ("parameter_bytes", lambda: tr.decode_time_bound(float("nan"), 1, 1.0)),
-    ("device_bandwidth", lambda: tr.decode_time_bound(1.0, 2, -1.0)),
-    ("max_devices", lambda: tr.valid_tp_degrees(tr.PRESETS["llama-3-8b"], 0)),
-    ("work_per_device", lambda: tr.shard_efficiency(0, 1)),
-    ("layers", lambda: tr.ModelConfig("x", layers=0, hidden=8, heads=2, kv_heads=1, ffn_hidden=8, vocab=4)),
-    ("kv_heads", lambda: tr.ModelConfig("x", layers=1, hidden=8, heads=4, kv_heads=3, ffn_hidden=8, vocab=4)),
-    ("experts_per_token", lambda: tr.ModelConfig("x", layers=1, hidden=8, heads=2, kv_heads=1, ffn_hidden=8,
-                                                 vocab=4, experts=2, experts_per_token=3)),
-    ("devices", lambda: tr.kv_heads_per_device(tr.PRESETS["llama-3-8b"], 3)),
-])
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("devices", lambda: tr.tp_bytes_per_collective(8192, 2, 1, 0)),
+        ("batch", lambda: tr.tp_bytes_per_collective(8192, 2, 1.5, 2)),
+        ("bytes_per_element", lambda: tr.tp_bytes_per_collective(8192, -2, 1, 2)),
+        ("latency", lambda: tr.tp_comm_per_token(tr.PRESETS["llama-3-8b"], 2, latency=-1.0)),
+        ("bandwidth", lambda: tr.tp_comm_per_token(tr.PRESETS["llama-3-8b"], 2, bandwidth=0.0)),
+        ("parameter_bytes", lambda: tr.decode_time_bound(float("nan"), 1, 1.0)),
+        ("device_bandwidth", lambda: tr.decode_time_bound(1.0, 2, -1.0)),
+        ("max_devices", lambda: tr.valid_tp_degrees(tr.PRESETS["llama-3-8b"], 0)),
+        ("work_per_device", lambda: tr.shard_efficiency(0, 1)),
+        ("layers", lambda: tr.ModelConfig("x", layers=0, hidden=8, heads=2, kv_heads=1, ffn_hidden=8, vocab=4)),
+        ("kv_heads", lambda: tr.ModelConfig("x", layers=1, hidden=8, heads=4, kv_heads=3, ffn_hidden=8, vocab=4)),
+        (
+            "experts_per_token",
+            lambda: tr.ModelConfig(
+                "x", layers=1, hidden=8, heads=2, kv_heads=1, ffn_hidden=8, vocab=4, experts=2, experts_per_token=3
+            ),
+        ),
+        ("devices", lambda: tr.kv_heads_per_device(tr.PRESETS["llama-3-8b"], 3)),
+    ],
+)
 def test_bad_input_raises(name, call):
     with pytest.raises(ValueError, match=rf"\b{name}\b"):
         call()

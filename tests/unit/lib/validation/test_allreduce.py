@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 
 from lib.collectives import tune_allreduce
-from lib.validation import (SYSTEMS, UNMODELLED, allreduce_sweep, calibrate_line, calibrate_nccl, predict_nccl,
-                            scaled_link)
+from lib.validation import (
+    SYSTEMS,
+    UNMODELLED,
+    allreduce_sweep,
+    calibrate_line,
+    calibrate_nccl,
+    predict_nccl,
+    scaled_link,
+)
 
 
 def test_scaled_link_scales_only_what_nccl_credits():

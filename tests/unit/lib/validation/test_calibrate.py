@@ -7,13 +7,13 @@ import pytest
 from lib.serving import engine as serving_engine
 from lib.validation import calibrate_serving
 
-
 # The engine defaults, refitted from data/published.
+
 
 @pytest.mark.stored
 def test_refitting_gives_the_engine_defaults():
     cal = calibrate_serving()
-    assert cal.memory_efficiency == pytest.approx(serving_engine.MEMORY_EFFICIENCY, rel=1e-9)   # a ratio
+    assert cal.memory_efficiency == pytest.approx(serving_engine.MEMORY_EFFICIENCY, rel=1e-9)  # a ratio
     assert cal.compute_efficiency == pytest.approx(serving_engine.COMPUTE_EFFICIENCY, abs=0.01)
-    assert cal.layer_overhead == pytest.approx(serving_engine.LAYER_OVERHEAD, abs=2e-6)       # seconds
+    assert cal.layer_overhead == pytest.approx(serving_engine.LAYER_OVERHEAD, abs=2e-6)  # seconds
     assert cal.slope_pairs == 4 and cal.overhead_rows == 15 and cal.overhead_rms_log_error < 0.05

@@ -11,28 +11,86 @@ import re
 import pytest
 
 from lib.validation.published import DATA_DIR, allreduce_sweep, load_published, rounding_error
-from lib.validation.schemas import (ALGORITHM_DATASETS, ALLREDUCE_DATASETS, BATCH_DATASETS, COLLECTIVE_COLUMNS,
-                                    COLLECTIVE_DATASETS, DATASETS, DECODE_COLUMNS, DECODE_DATASETS, DEVICE_COLUMNS,
-                                    LOAD_DATASETS, NOT_RECHECKABLE, QUANTITY_UNITS, SERVING_COLUMNS, TTFT_DATASETS,
-                                    schema)
-from lib.validation.schemas import (DISAGG_DATASETS, EXPERT_DATASETS, PD_WORDS, PER_WORDS, PHASE_WORDS,
-                                    SPECULATIVE_DATASETS, SPLIT_COLUMNS, SPLIT_DATASETS)
+from lib.validation.schemas import (
+    ALGORITHM_DATASETS,
+    ALLREDUCE_DATASETS,
+    BATCH_DATASETS,
+    COLLECTIVE_COLUMNS,
+    COLLECTIVE_DATASETS,
+    DATASETS,
+    DECODE_COLUMNS,
+    DECODE_DATASETS,
+    DEVICE_COLUMNS,
+    DISAGG_DATASETS,
+    EXPERT_DATASETS,
+    LOAD_DATASETS,
+    NOT_RECHECKABLE,
+    PD_WORDS,
+    PER_WORDS,
+    PHASE_WORDS,
+    QUANTITY_UNITS,
+    SERVING_COLUMNS,
+    SPECULATIVE_DATASETS,
+    SPLIT_COLUMNS,
+    SPLIT_DATASETS,
+    TTFT_DATASETS,
+    schema,
+)
 
 PINNED = re.compile(r"^https://github\.com/[^/]+/[^/]+/blob/[0-9a-f]{40}/\S+$")
 PULL = re.compile(r"^https://github\.com/[^/]+/[^/]+/pull/\d+$")
 FILES = sorted(DATA_DIR.glob("*.csv"))
 #: Columns that may be blank, by schema: what a source does not print, and the log-only NCCL columns.
-OPTIONAL = {COLLECTIVE_COLUMNS: ("note", "source_line", "value", "size_printed", "nchannels", "algo_source_line",
-                                 "size_source_line"),
-            DECODE_COLUMNS: ("note", "source_line", "value", "output_tokens"),
-            SERVING_COLUMNS: ("note", "source_line", "value", "batch", "input_tokens", "output_tokens",
-                              "concurrency", "request_rate", "num_prompts", "total_input_tokens",
-                              "total_output_tokens"),
-            DEVICE_COLUMNS: ("note",),
-            SPLIT_COLUMNS: ("note", "gpus", "nodes", "tp", "ep", "dp", "prefill_gpus", "decode_gpus", "prefill_layout",
-                            "decode_layout", "batch", "batch_scope", "batch_tokens", "concurrency", "request_rate",
-                            "num_prompts", "input_tokens", "output_tokens", "draft", "draft_tokens", "acceptance",
-                            "compared_with")}
+OPTIONAL = {
+    COLLECTIVE_COLUMNS: (
+        "note",
+        "source_line",
+        "value",
+        "size_printed",
+        "nchannels",
+        "algo_source_line",
+        "size_source_line",
+    ),
+    DECODE_COLUMNS: ("note", "source_line", "value", "output_tokens"),
+    SERVING_COLUMNS: (
+        "note",
+        "source_line",
+        "value",
+        "batch",
+        "input_tokens",
+        "output_tokens",
+        "concurrency",
+        "request_rate",
+        "num_prompts",
+        "total_input_tokens",
+        "total_output_tokens",
+    ),
+    DEVICE_COLUMNS: ("note",),
+    SPLIT_COLUMNS: (
+        "note",
+        "gpus",
+        "nodes",
+        "tp",
+        "ep",
+        "dp",
+        "prefill_gpus",
+        "decode_gpus",
+        "prefill_layout",
+        "decode_layout",
+        "batch",
+        "batch_scope",
+        "batch_tokens",
+        "concurrency",
+        "request_rate",
+        "num_prompts",
+        "input_tokens",
+        "output_tokens",
+        "draft",
+        "draft_tokens",
+        "acceptance",
+        "compared_with",
+    ),
+}
 #: Quantities that may be negative: a relative gain can be a loss.
 SIGNED = ("throughput_gain",)
 WITH_LAYOUT = DECODE_DATASETS + BATCH_DATASETS + TTFT_DATASETS + LOAD_DATASETS
@@ -70,8 +128,9 @@ def test_every_row_has_a_source_a_unit_and_a_value(name):
         else:
             assert PINNED.match(row["source"]), f"{where}: source is not a GitHub URL pinned to a commit"
         assert row["quantity"] in QUANTITY_UNITS, f"{where}: unknown quantity {row['quantity']!r}"
-        assert row["unit"] in QUANTITY_UNITS[row["quantity"]], f"{where}: {row['quantity']} must be in one of " \
-                                                              f"{QUANTITY_UNITS[row['quantity']]}"
+        assert row["unit"] in QUANTITY_UNITS[row["quantity"]], (
+            f"{where}: {row['quantity']} must be in one of {QUANTITY_UNITS[row['quantity']]}"
+        )
         if row.get("status") == "OOM":
             assert row["value"] == "", where
         else:
@@ -114,7 +173,7 @@ def test_logged_runs_name_algorithm_protocol_and_lines(name):
     rows = load_published(name)
     for row in rows:
         assert row["collective"] == "allreduce" and row["nodes"] == 1 and row["gpus"] in (2, 4, 6)
-        if row["algo_source_line"] is not None:         # NCCL's own TUNING line was printed
+        if row["algo_source_line"] is not None:  # NCCL's own TUNING line was printed
             assert row["algorithm"] in ("RING", "NVLS") and row["protocol"] == "SIMPLE" and row["nchannels"] > 0
             assert row["size_source_line"] == row["algo_source_line"] < row["source_line"]
             assert row["tuner_plugin"].startswith("none:") and row["nccl_version"].startswith("2.29.2")
@@ -211,8 +270,10 @@ def recheck():
 
 def test_recheck_reads_the_cited_cell(recheck):
     row = {"dataset": "allreduce_h100_8gpu_aws_p5", "quantity": "busbw", "size_bytes": "8388608", "value": "174.16"}
-    line = ("[1,0]<stdout>:     8388608       2097152     float     sum      -1    84.29   99.52  174.16      0"
-            "    83.22  100.80  176.40      0")
+    line = (
+        "[1,0]<stdout>:     8388608       2097152     float     sum      -1    84.29   99.52  174.16      0"
+        "    83.22  100.80  176.40      0"
+    )
     assert recheck.extract(row, line) == ("174.16", [])
     assert recheck.extract(dict(row, quantity="time"), line) == ("84.29", [])
     # The in-place busbw of the same line is not the out-of-place one, and a wrong size is caught.
@@ -221,8 +282,17 @@ def test_recheck_reads_the_cited_cell(recheck):
 
 
 def test_recheck_reads_markdown_tables(recheck):
-    row = {"dataset": "decode_ft_gpt20b_a100", "quantity": "request_latency", "tp": "4", "pp": "1",
-           "batch": "1", "input_tokens": "20", "output_tokens": "8", "value": "102", "status": "ok"}
+    row = {
+        "dataset": "decode_ft_gpt20b_a100",
+        "quantity": "request_latency",
+        "tp": "4",
+        "pp": "1",
+        "batch": "1",
+        "input_tokens": "20",
+        "output_tokens": "8",
+        "value": "102",
+        "status": "ok",
+    }
     line = "|     1      |      20      |       8       |  225  |  147  |  102  |  89  |"
     assert recheck.extract(row, line) == ("102", [])
     assert recheck.extract(dict(row, batch="2"), line)[1] == ["batch 1 != 2"]
@@ -230,12 +300,25 @@ def test_recheck_reads_markdown_tables(recheck):
 
 
 def test_recheck_finds_the_column_by_the_tables_header(recheck):
-    lines = ["### llama2-7b", "", "| batch | tp  | prompt_tokens | output_tokens | FTL(ave)(s) | FTL(min)(s) |",
-             "| ----- | --- | ------------- | ------------- | ----------- | ----------- |",
-             "| 1     | 1   | 128           | 128           | 0.022       | 0.021       |"]
-    row = {"dataset": "ttft_lmdeploy_a100", "quantity": "ttft", "batch": "1", "tp": "1", "input_tokens": "128",
-           "output_tokens": "128", "concurrency": "", "source": "x.md", "software": "LMDeploy",
-           "source_detail": 'row at line 5, column "FTL(min)(s)"'}
+    lines = [
+        "### llama2-7b",
+        "",
+        "| batch | tp  | prompt_tokens | output_tokens | FTL(ave)(s) | FTL(min)(s) |",
+        "| ----- | --- | ------------- | ------------- | ----------- | ----------- |",
+        "| 1     | 1   | 128           | 128           | 0.022       | 0.021       |",
+    ]
+    row = {
+        "dataset": "ttft_lmdeploy_a100",
+        "quantity": "ttft",
+        "batch": "1",
+        "tp": "1",
+        "input_tokens": "128",
+        "output_tokens": "128",
+        "concurrency": "",
+        "source": "x.md",
+        "software": "LMDeploy",
+        "source_detail": 'row at line 5, column "FTL(min)(s)"',
+    }
     assert recheck.extract(row, lines[4], lines, 5) == ("0.021", [])
     assert recheck.extract(dict(row, tp="2"), lines[4], lines, 5)[1] == ["tp 1 != 2"]
     assert recheck.extract(dict(row, source_detail='column "PRS"'), lines[4], lines, 5)[1]
@@ -243,30 +326,57 @@ def test_recheck_finds_the_column_by_the_tables_header(recheck):
 
 def test_recheck_reads_json_csv_stream_and_logged_nccl_lines(recheck):
     line = '{"request_rate": 4.0, "completed": 1200, "median_itl_ms": 13.841505102813244}'
-    row = {"dataset": "serving_sglang_h200_datacrunch", "source": "a.jsonl", "num_prompts": "1200",
-           "source_detail": 'JSON line 6, key "median_itl_ms"', "quantity": "itl"}
+    row = {
+        "dataset": "serving_sglang_h200_datacrunch",
+        "source": "a.jsonl",
+        "num_prompts": "1200",
+        "source_detail": 'JSON line 6, key "median_itl_ms"',
+        "quantity": "itl",
+    }
     assert recheck.extract(row, line) == ("13.841505102813244", [])
     assert recheck.extract(dict(row, num_prompts="2400"), line)[1]
-    argonne = 'Nvidia A100 GPU,2,vLLM,meta-llama/Llama-2-7b-hf,128,16,1.40,2917.8'
-    row = {"dataset": "decode_argonne_vllm_a100", "tp": "2", "model": "meta-llama/Llama-2-7b-hf",
-           "input_tokens": "128", "batch": "16", "source": "All_results.csv", "quantity": "request_latency"}
+    argonne = "Nvidia A100 GPU,2,vLLM,meta-llama/Llama-2-7b-hf,128,16,1.40,2917.8"
+    row = {
+        "dataset": "decode_argonne_vllm_a100",
+        "tp": "2",
+        "model": "meta-llama/Llama-2-7b-hf",
+        "input_tokens": "128",
+        "batch": "16",
+        "source": "All_results.csv",
+        "quantity": "request_latency",
+    }
     assert recheck.extract(row, argonne) == ("1.40", [])
     assert recheck.extract(dict(row, dataset="decode_argonne_trtllm_a100"), argonne)[1] == [
-        "framework vLLM != TensorRT-LLM"]
-    stream = {"dataset": "stream_a100_40gb_polaris", "note": "kernel Copy; ...", "source": "p.md",
-              "quantity": "stream_bandwidth"}
+        "framework vLLM != TensorRT-LLM"
+    ]
+    stream = {
+        "dataset": "stream_a100_40gb_polaris",
+        "note": "kernel Copy; ...",
+        "source": "p.md",
+        "quantity": "stream_bandwidth",
+    }
     assert recheck.extract(stream, "Copy        1400256.415 0.00038") == ("1400256.415", [])
     assert recheck.extract(stream, "Mul         1360437.756 0.00039")[1]
-    log = ["268435456      67108864     float     sum      -1  NCCL INFO AllReduce: 268435456 Bytes -> Algo RING "
-           "proto SIMPLE channel{Lo..Hi}={0..23}", "   893.63  300.39  300.39      0"]
-    row = {"dataset": "allreduce_h100_2to6gpu_algo_ncb", "quantity": "algbw", "size_bytes": "268435456",
-           "algorithm": "RING", "protocol": "SIMPLE", "algo_source_line": "1", "size_source_line": "1"}
+    log = [
+        "268435456      67108864     float     sum      -1  NCCL INFO AllReduce: 268435456 Bytes -> Algo RING "
+        "proto SIMPLE channel{Lo..Hi}={0..23}",
+        "   893.63  300.39  300.39      0",
+    ]
+    row = {
+        "dataset": "allreduce_h100_2to6gpu_algo_ncb",
+        "quantity": "algbw",
+        "size_bytes": "268435456",
+        "algorithm": "RING",
+        "protocol": "SIMPLE",
+        "algo_source_line": "1",
+        "size_source_line": "1",
+    }
     assert recheck.extract(row, log[1], log, 2) == ("300.39", [])
     assert recheck.extract(dict(row, algorithm="NVLS"), log[1], log, 2)[1]
 
 
-
 # --- Serving splits (issue 24) ------------------------------------------------------------------------------------
+
 
 def _repository(url: str) -> str:
     return url.removeprefix("https://github.com/").split("/blob/")[0]
@@ -340,49 +450,95 @@ def test_expert_parallel_rows_cover_the_books_layouts():
 
 
 def test_each_split_has_two_sources_or_more():
-    disagg = {_repository(r["source"]) for name in SPLIT_DATASETS for r in load_published(name)
-              if r["pd"].startswith("disaggregated")}
+    disagg = {
+        _repository(r["source"])
+        for name in SPLIT_DATASETS
+        for r in load_published(name)
+        if r["pd"].startswith("disaggregated")
+    }
     speculative = {_repository(r["source"]) for name in SPLIT_DATASETS for r in load_published(name) if r["draft"]}
     expert = {_repository(r["source"]) for name in EXPERT_DATASETS for r in load_published(name) if r["ep"]}
     assert len(disagg) >= 3 and len(speculative) >= 2 and len(expert) >= 3
 
 
 def test_recheck_reads_split_markdown_tables(recheck):
-    lines = ["| Prompt Length | Mean TTFT (ms) | KV Size |", "|---|---|---|", "| 1024 tokens | 67.29 | 146 MB  |",
-             "| 16384 tokens| 387.52 | 2.25 GB |"]
-    row = {"dataset": "disagg_mooncake_h800_h20", "input_tokens": "1024", "value": "67.29",
-           "source_detail": 'row at line 3, column "Mean TTFT (ms)"'}
+    lines = [
+        "| Prompt Length | Mean TTFT (ms) | KV Size |",
+        "|---|---|---|",
+        "| 1024 tokens | 67.29 | 146 MB  |",
+        "| 16384 tokens| 387.52 | 2.25 GB |",
+    ]
+    row = {
+        "dataset": "disagg_mooncake_h800_h20",
+        "input_tokens": "1024",
+        "value": "67.29",
+        "source_detail": 'row at line 3, column "Mean TTFT (ms)"',
+    }
     assert recheck.extract(row, lines[2], lines, 3) == ("67.29", [])
     assert recheck.extract(dict(row, input_tokens="16384"), lines[2], lines, 3)[1]
     assert recheck.extract(dict(row, input_tokens="16384"), lines[3], lines, 4) == ("387.52", [])
-    dynamo = ["| Metric | Standard vLLM (Monolithic 8-GPU) | Dynamo Disaggregated (Split 4+4 GPUs) | Winner |",
-              "| :--- | :--- | :--- | :--- |", "| **Total Duration** | 12 min 57s (777s) | 40 min 49s (2449s) | x |"]
-    row = {"dataset": "disagg_dynamo_vllm_h200_gke", "quantity": "run_duration", "pd": "disaggregated",
-           "source_detail": 'row at line 3, column "Dynamo Disaggregated (Split 4+4 GPUs)"'}
+    dynamo = [
+        "| Metric | Standard vLLM (Monolithic 8-GPU) | Dynamo Disaggregated (Split 4+4 GPUs) | Winner |",
+        "| :--- | :--- | :--- | :--- |",
+        "| **Total Duration** | 12 min 57s (777s) | 40 min 49s (2449s) | x |",
+    ]
+    row = {
+        "dataset": "disagg_dynamo_vllm_h200_gke",
+        "quantity": "run_duration",
+        "pd": "disaggregated",
+        "source_detail": 'row at line 3, column "Dynamo Disaggregated (Split 4+4 GPUs)"',
+    }
     assert recheck.extract(row, dynamo[2], dynamo, 3) == ("2449", [])
     assert recheck.extract(dict(row, pd="colocated"), dynamo[2], dynamo, 3)[1]
     assert recheck.extract(dict(row, quantity="ttft"), dynamo[2], dynamo, 3)[1]
 
 
 def test_recheck_reads_magicdec_html_trtllm_output_and_deepep_cells(recheck):
-    html = ["<tr>", "<td>Llama3.1-8B</td>", "<td>Selfspec</td>", "<td>32000</td>", "<td>64</td>", "<td>3</td>",
-            "<td>1.38</td>", "</tr>"]
-    row = {"dataset": "spec_magicdec_a100_h100", "quantity": "speedup", "model": "Llama-3.1-8B (...)",
-           "draft": "self-speculation: ...", "input_tokens": "32000", "batch": "64", "draft_tokens": "3"}
+    html = [
+        "<tr>",
+        "<td>Llama3.1-8B</td>",
+        "<td>Selfspec</td>",
+        "<td>32000</td>",
+        "<td>64</td>",
+        "<td>3</td>",
+        "<td>1.38</td>",
+        "</tr>",
+    ]
+    row = {
+        "dataset": "spec_magicdec_a100_h100",
+        "quantity": "speedup",
+        "model": "Llama-3.1-8B (...)",
+        "draft": "self-speculation: ...",
+        "input_tokens": "32000",
+        "batch": "64",
+        "draft_tokens": "3",
+    }
     assert recheck.extract(row, html[6], html, 7) == ("1.38", [])
     assert recheck.extract(dict(row, batch="128"), html[6], html, 7)[1] == ["batch 64 != 128"]
     assert recheck.extract(dict(row, draft="draft model TinyLlama-1.1B"), html[6], html, 7)[1]
-    out = ["### H200 max-throughput", "trtllm-bench -m deepseek-ai/DeepSeek-R1 \\", "    --tp 8 \\", "    --ep 8 \\",
-           "Total Output Throughput (tokens/sec):             11489.2671"]
-    row = {"dataset": "ep_trtllm_deepseek_r1_h200_b200", "quantity": "output_throughput", "per": "total",
-           "gpu": "H200", "ep": "8"}
+    out = [
+        "### H200 max-throughput",
+        "trtllm-bench -m deepseek-ai/DeepSeek-R1 \\",
+        "    --tp 8 \\",
+        "    --ep 8 \\",
+        "Total Output Throughput (tokens/sec):             11489.2671",
+    ]
+    row = {
+        "dataset": "ep_trtllm_deepseek_r1_h200_b200",
+        "quantity": "output_throughput",
+        "per": "total",
+        "gpu": "H200",
+        "ep": "8",
+    }
     assert recheck.extract(row, out[4], out, 5) == ("11489.2671", [])
     assert recheck.extract(dict(row, per="gpu"), out[4], out, 5)[1]
     assert recheck.extract(dict(row, ep="4"), out[4], out, 5)[1]
     assert recheck.extract(dict(row, gpu="B200"), out[4], out, 5)[1]
-    deepep = ["| Dispatch #EP | Latency | RDMA bandwidth | Combine #EP | Latency | RDMA bandwidth |",
-              "|:------------:|:-------:|:--------------:|:-----------:|:-------:|:--------------:|",
-              "|      32      | 155 us  |    48 GB/s     |     32      | 273 us  |    53 GB/s     |"]
+    deepep = [
+        "| Dispatch #EP | Latency | RDMA bandwidth | Combine #EP | Latency | RDMA bandwidth |",
+        "|:------------:|:-------:|:--------------:|:-----------:|:-------:|:--------------:|",
+        "|      32      | 155 us  |    48 GB/s     |     32      | 273 us  |    53 GB/s     |",
+    ]
     row = {"dataset": "ep_deepep_kernels", "ep": "32", "source_detail": 'row at line 3, cell 5 ("273 us")'}
     assert recheck.extract(row, deepep[2], deepep, 3) == ("273", [])
     assert recheck.extract(dict(row, ep="64"), deepep[2], deepep, 3)[1] == ["EP 32 != 64"]
@@ -399,7 +555,7 @@ def test_load_published_types_and_refuses_unknown_names():
     assert all(isinstance(r["tp"], int) and r["output_tokens"] is None for r in rows)
     offline = [r for r in load_published("serving_sglang_vllm060") if r["request_rate"] == math.inf]
     assert offline and all(r["concurrency"] is None for r in offline)
-    rows[0]["value"] = -1.0                                    # a copy: the cached rows stay as printed
+    rows[0]["value"] = -1.0  # a copy: the cached rows stay as printed
     assert load_published("decode_gptfast_a100")[0]["value"] != -1.0
     with pytest.raises(ValueError, match="name must be one of"):
         load_published("../README")

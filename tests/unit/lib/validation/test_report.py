@@ -8,8 +8,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from lib.validation import (SYSTEMS, allreduce_sweep, score, summary, validate_algorithms, validate_allreduce,
-                            validations)
+from lib.validation import (
+    SYSTEMS,
+    allreduce_sweep,
+    score,
+    summary,
+    validate_algorithms,
+    validate_allreduce,
+    validations,
+)
 
 
 @pytest.mark.slow
@@ -30,6 +37,7 @@ def test_removing_held_out_sizes_leaves_the_allreduce_constants_unchanged(role_k
 
 # Scores and the report.
 
+
 def test_score_gives_medians_p90s_and_intervals_around_them():
     s = score(np.linspace(-0.5, 0.5, 101))
     assert s.n == 101 and s.median == pytest.approx(0.25) and s.p90 == pytest.approx(0.45)
@@ -43,8 +51,15 @@ def test_score_gives_medians_p90s_and_intervals_around_them():
 @pytest.mark.slow
 def test_summary_scores_every_family_on_held_out_figures():
     s = summary()
-    assert set(s) == {"allreduce", "allreduce_band", "allreduce_post_hoc", "decode", "decode_ft_gptfast", "prefill",
-                      "load"}
+    assert set(s) == {
+        "allreduce",
+        "allreduce_band",
+        "allreduce_post_hoc",
+        "decode",
+        "decode_ft_gptfast",
+        "prefill",
+        "load",
+    }
     for key, value in s.items():
         assert value.n >= 10 and 0 < value.median < value.p90 < 5 and not math.isnan(value.median), key
 
@@ -54,4 +69,4 @@ def test_algorithm_logs_are_compared_with_nothing_fitted():
     default = [r for r in records if r["selection"] == "NCCL default"]
     assert {(r["gpus"], r["logged"]) for r in default} == {(2, "ring"), (4, "ring"), (6, "nvls")}
     forced = [r for r in records if r["selection"].startswith("NCCL_ALGO=")]
-    assert forced and all(r["agrees"] for r in forced)        # the model runs what was forced
+    assert forced and all(r["agrees"] for r in forced)  # the model runs what was forced

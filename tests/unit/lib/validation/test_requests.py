@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from lib.serving import Cluster, Layout, engine as serving_engine
+from lib.serving import Cluster, Layout
+from lib.serving import engine as serving_engine
 from lib.transformer import PRESETS
 from lib.validation import Workload, batch_time, capacity, open_loop_batch
 
-
 # The request models.
+
 
 def test_a_batch_that_does_not_fit_runs_in_waves_and_a_model_that_does_not_fit_raises():
     engine = serving_engine.Engine(gpu_memory_utilization=0.9).resolved("a100-40gb")

@@ -6,8 +6,8 @@ from lib.validation import SPLITS, SYSTEMS, allreduce_roles, allreduce_sweep, de
 from lib.validation.families import rows_of
 from lib.validation.schemas import BATCH_DATASETS, DECODE_DATASETS, LOAD_DATASETS, TTFT_DATASETS
 
-
 # The splits: rules on a row's description, extrapolating.
+
 
 def test_allreduce_held_out_sizes_are_four_doublings_below_the_calibration_regime():
     for name in SYSTEMS:
@@ -39,5 +39,4 @@ def test_prefill_and_load_calibrate_on_one_engine_at_tp1():
 
 
 def test_every_split_names_its_goal():
-    assert {f: s.goal for f, s in SPLITS.items()} == {"allreduce": 0.10, "decode": 0.10, "prefill": 0.15,
-                                                      "load": 0.15}
+    assert {f: s.goal for f, s in SPLITS.items()} == {"allreduce": 0.10, "decode": 0.10, "prefill": 0.15, "load": 0.15}

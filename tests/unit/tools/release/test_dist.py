@@ -17,15 +17,23 @@ def _site(tmp_path: Path) -> Path:
     html = tmp_path / "_build" / "html"
     (html / "notebooks").mkdir(parents=True)
     (html / "index.html").write_text("<html><p>The book</p></html>")
-    (html / "notebooks" / "02_time_budget.html").write_text('<div class="cell_output docutils container">'
-                                                             '<div class="output stream highlight-myst-ansi">ok</div>')
+    (html / "notebooks" / "02_time_budget.html").write_text(
+        '<div class="cell_output docutils container"><div class="output stream highlight-myst-ansi">ok</div>'
+    )
     return html
 
 
 def _dist(tmp_path: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "tools.release.dist", str(tmp_path / "dist")], cwd=tmp_path,
-                          capture_output=True, text=True, env=env, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "tools.release.dist", str(tmp_path / "dist")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.mark.parametrize("broken", ["traceback", "reports", "moved reports"])
@@ -34,7 +42,8 @@ def test_a_failed_build_is_refused_in_one_line(tmp_path, broken):
     if broken == "traceback":
         (html / "notebooks" / "03_break_even.html").write_text(
             '<div class="cell_output docutils container"><div class="output traceback highlight-ipythontb '
-            'notranslate"><pre>ZeroDivisionError</pre></div></div>')
+            'notranslate"><pre>ZeroDivisionError</pre></div></div>'
+        )
     else:
         reports = html / "reports" if broken == "reports" else tmp_path / "_build" / "reports" / "html"
         (reports / "notebooks").mkdir(parents=True)

@@ -32,8 +32,13 @@ def test_weigh_counts_each_file_once_with_imports(tmp_path):
     assert weight.bytes == {"html": html_bytes, "scripts": 1000, "styles": 100 + 300, "images": 500}
     assert weight.total == html_bytes + 1900
     assert weight.missing == ["../_static/missing.js"]
-    files = [site / "book" / "page.html", site / "_static" / "app.js", site / "_static" / "styles" / "theme.css",
-             site / "_static" / "base.css", site / "_static" / "fig.png"]
+    files = [
+        site / "book" / "page.html",
+        site / "_static" / "app.js",
+        site / "_static" / "styles" / "theme.css",
+        site / "_static" / "base.css",
+        site / "_static" / "fig.png",
+    ]
     assert weight.compressed == sum(len(gzip.compress(f.read_bytes(), 6, mtime=0)) for f in files)
 
 

@@ -16,19 +16,21 @@ def test_every_page_only_script_in_static_is_minified():
     assert all(name.endswith(".js") for name in minify.SCRIPTS)
     # Found on disk, not through PAGE_ONLY: every script of the planner and the calculator.
     assert {path.name for path in STATIC.glob("*.js") if path.name.startswith(("planner", "calculator"))} <= set(
-        minify.SCRIPTS)
+        minify.SCRIPTS
+    )
 
 
 def test_minified_scripts_keep_their_strings_and_lose_their_comments(tmp_path):
     (tmp_path / "_static").mkdir()
-    source = ("var words = 'a  // not a comment';  // a comment\nvar t = `x  ${words}  y`;\n"
-              "/* block */ var n = 1 /\n 2;\n")
+    source = (
+        "var words = 'a  // not a comment';  // a comment\nvar t = `x  ${words}  y`;\n/* block */ var n = 1 /\n 2;\n"
+    )
     (tmp_path / "_static" / "planner.js").write_text(source)
-    (tmp_path / "_static" / "navigation.js").write_text(source)   # not page-only: left alone
+    (tmp_path / "_static" / "navigation.js").write_text(source)  # not page-only: left alone
     assert minify.minify_scripts(tmp_path) == ["planner.js"]
     out = (tmp_path / "_static" / "planner.js").read_text()
     assert out.startswith(minify.HEADER.format(name="planner.js"))
-    body = out[len(minify.HEADER.format(name="planner.js")):]
+    body = out[len(minify.HEADER.format(name="planner.js")) :]
     assert "'a  // not a comment'" in body and "`x  ${words}  y`" in body
     assert "a comment" not in body.replace("not a comment", "") and "block" not in body
     assert (tmp_path / "_static" / "navigation.js").read_text() == source

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[4]
 def parse(script: str) -> dict:
     prefix = f"window.{planner_data.GLOBAL} = "
     assert script.startswith(prefix) and script.endswith(";\n")
-    return json.loads(script[len(prefix):-2])
+    return json.loads(script[len(prefix) : -2])
 
 
 def test_script_round_trips_the_data():
@@ -53,8 +53,10 @@ def test_every_preset_device_and_link_with_its_numbers():
     assert data["serving"]["plan_defaults"]["inter_link"] is None
     assert "slow_link" not in data
     # A custom model or device of the page takes ModelConfig's and Device's defaults for the fields it has no input for.
-    for cls, key, names in ((transformer.ModelConfig, "model_defaults", planner_data.MODEL_DEFAULTS),
-                            (hardware.Device, "device_defaults", planner_data.DEVICE_DEFAULTS)):
+    for cls, key, names in (
+        (transformer.ModelConfig, "model_defaults", planner_data.MODEL_DEFAULTS),
+        (hardware.Device, "device_defaults", planner_data.DEVICE_DEFAULTS),
+    ):
         defaults = {f.name: f.default for f in dataclasses.fields(cls)}
         assert data[key] == {name: defaults[name] for name in names}, key
 
@@ -76,7 +78,9 @@ def test_nccl_constants_and_planner_defaults():
     defaults = inspect.signature(serving.plan).parameters
     for key, value in data["serving"]["plan_defaults"].items():
         assert value == defaults[key].default, key
-    assert data["serving"]["frontier_batches"] == list(inspect.signature(serving.frontier).parameters["batches"].default)
+    assert data["serving"]["frontier_batches"] == list(
+        inspect.signature(serving.frontier).parameters["batches"].default
+    )
     assert data["serving"]["activation_bytes"] == serving.ACTIVATION_BYTES
     assert data["serving"]["prefill_lumps"] == serving.step._LUMPS
 
@@ -109,8 +113,10 @@ def test_scheduler_tiers_give_lib_scheduler_limits():
                 return tuple(limits)
         raise AssertionError("no tier")
 
-    custom = [hardware.Device(f"custom {gib}", gib * units.GiB, 1e12, 1e15, "nvlink4", "", "")
-              for gib in (16, 69.9, 70, 80, 159, 160, 192)]
+    custom = [
+        hardware.Device(f"custom {gib}", gib * units.GiB, 1e12, 1e15, "nvlink4", "", "")
+        for gib in (16, 69.9, 70, 80, 159, 160, 192)
+    ]
     for device in list(hardware.DEVICES.values()) + custom:
         assert from_tiers(device) == serving_engine.scheduler_limits(device), device.name
 
@@ -120,9 +126,14 @@ def test_capacity_words_and_sizes():
 
     capacity = importlib.import_module("lib.serving.capacity")
     data = planner_data.planner_data()["capacity"]
-    assert data == {"bindings": list(capacity.BINDINGS), "grid": capacity._GRID, "draws": capacity._DRAWS,
-                    "together": capacity._TOGETHER, "fixed_point": capacity._FIXED_POINT,
-                    "bisections": capacity._BISECTIONS}
+    assert data == {
+        "bindings": list(capacity.BINDINGS),
+        "grid": capacity._GRID,
+        "draws": capacity._DRAWS,
+        "together": capacity._TOGETHER,
+        "fixed_point": capacity._FIXED_POINT,
+        "bisections": capacity._BISECTIONS,
+    }
 
 
 def test_engine_allreduce_rules_and_expert_spread():
@@ -216,8 +227,14 @@ def test_html_tweaks_loads_it_and_keeps_it_on_the_planner_page():
     app = FakeApp(Path("."))
     html_tweaks.setup(app)
     assert "tools.sphinx.planner_data" in app.extensions  # beside html_tweaks' other extensions (EXTENSIONS)
-    for name in ("planner.js", "planner-model.js", "planner-capacity.js", "planner-collectives.js", "planner.css",
-                 planner_data.SCRIPT_NAME):
+    for name in (
+        "planner.js",
+        "planner-model.js",
+        "planner-capacity.js",
+        "planner-collectives.js",
+        "planner.css",
+        planner_data.SCRIPT_NAME,
+    ):
         assert html_tweaks.keep(f"_static/{name}?v=1", "book/planner")
         assert not html_tweaks.keep(f"_static/{name}?v=1", "book/calculator")
 
@@ -243,9 +260,13 @@ def significant_digits(x: float) -> int:
 
 
 #: The page's scripts: none may type a number of lib.
-PAGE_SCRIPTS = tuple(sorted(name for name, pages in html_tweaks.PAGE_ONLY.items()
-                            if pages == ("book/planner",) and name.endswith(".js")
-                            and name != planner_data.SCRIPT_NAME))
+PAGE_SCRIPTS = tuple(
+    sorted(
+        name
+        for name, pages in html_tweaks.PAGE_ONLY.items()
+        if pages == ("book/planner",) and name.endswith(".js") and name != planner_data.SCRIPT_NAME
+    )
+)
 
 
 @pytest.mark.parametrize("script", PAGE_SCRIPTS)
