@@ -151,14 +151,14 @@ def _all_rows() -> tuple[dict, ...]:
 
 
 def gemm_rows(device: str | None = None, fmt: str | None = None) -> list[dict]:
-    """The rows of ``data/kernels/gemm.csv`` filed under ``device`` and ``fmt`` (``None``: any), as dicts.
+    """The rows of ``data/kernels/gemm.csv`` filed under ``device`` and ``fmt`` (``None``: any), as new dicts.
 
     Each has the file's columns, ``m``, ``n`` and ``k`` as ints, and ``flops`` in FLOP/s.
 
     >>> [(r["m"], r["n"], r["k"], r["tflops"]) for r in gemm_rows("a100-80gb", "bf16")]
     [(1024, 10240, 5120, '271.2')]
     """
-    return [r for r in _all_rows() if device in (None, r["device"]) and fmt in (None, r["format"])]
+    return [dict(r) for r in _all_rows() if device in (None, r["device"]) and fmt in (None, r["format"])]
 
 
 def _source_key(row: dict) -> str:
