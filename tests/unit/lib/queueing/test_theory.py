@@ -74,9 +74,8 @@ def test_crossovers_by_root_finding():
     # Two replicas (M/M/2, rate mu each) against one split (M/M/1, rate s mu), load rho = lambda / (2 mu).
     s, mu = 1.76, 1.0
     mean_gap = lambda r: queueing.mmc_mean_response(2, 2 * r, mu) - queueing.mmc_mean_response(1, 2 * r, s * mu)  # noqa: E731
-    tail_gap = lambda r: (
-        queueing.mmc_response_quantile(0.99, 2, 2 * r, mu)  # noqa: E731
-        - queueing.mmc_response_quantile(0.99, 1, 2 * r, s * mu)
+    tail_gap = lambda r: (  # noqa: E731
+        queueing.mmc_response_quantile(0.99, 2, 2 * r, mu) - queueing.mmc_response_quantile(0.99, 1, 2 * r, s * mu)
     )
     mean_cross = queueing.bisect(mean_gap, 1e-6, s / 2)
     # Equal means: 1 / (1 - rho^2) = 1 / (s - 2 rho), so rho = 1 - sqrt(2 - s).
