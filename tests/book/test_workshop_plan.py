@@ -111,6 +111,23 @@ def test_live_step_cells_are_what_the_teacher_meets(agenda, block, step):
                                               "add it to the plan as a check")
 
 
+@pytest.mark.parametrize("agenda", AGENDAS, ids=lambda a: a.key)
+def test_live_steps_name_every_visible_cell_they_pass(agenda):
+    """Shift-Enter runs every cell between a block's first and last live cell: the plan names each one it meets."""
+    for block in agenda.blocks:
+        named: dict[str, set[str]] = {}
+        for step in block.steps:
+            if step.kind == "live":
+                named.setdefault(step.notebook, set()).update(cell.id for cell in step.cells)
+        for notebook, planned in named.items():
+            cells = _student(notebook).cells
+            at = [i for i, cell in enumerate(cells) if cell.get("id") in planned]
+            skipped = [cell.get("id") for cell in cells[min(at):max(at) + 1]
+                       if cell.cell_type == "code" and not _hidden(cell) and cell.get("id") not in planned]
+            assert not skipped, (f"{agenda.key}, {block.title}: student/{notebook}.ipynb's visible code cells "
+                                 f"{skipped} lie between the live cells but are not in book/workshop_plan.yml")
+
+
 def test_every_cell_id_in_the_plan_is_quoted():
     from tools.teaching.workshop_plan import unquoted_cells
 
