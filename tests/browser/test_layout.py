@@ -46,6 +46,23 @@ def test_no_line_starts_with_punctuation_after_maths(reports_by_width, path, wid
     assert not stranded, f"{path} at {width} px: punctuation pushed to the next line after maths: {stranded}"
 
 
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_participants_agenda_fits_its_column_without_scrolling(browser, base_url, width):
+    """book/agenda.md's timetables (tools/sphinx/workshop_pages.py, three columns) are no wider than the text."""
+    from tools.site.browser import offline_context
+
+    context = offline_context(browser, viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(base_url + "book/agenda.html")
+        widths = page.evaluate("""() => Array.from(document.querySelectorAll(".bd-article table")).map(
+            (table) => [table.scrollWidth, table.closest(".bd-article").querySelector("section").clientWidth])""")
+    finally:
+        context.close()
+    assert len(widths) == 2, widths
+    assert all(table <= column + 1 for table, column in widths), f"at {width} px: (table, column) {widths}"
+
+
 def test_the_pages_have_what_is_measured(page_reports):
     # Guards the tests above against passing because they look at nothing.
     layouts = [report.layout for report in page_reports.values()]
