@@ -340,7 +340,8 @@ def test_participant_html_has_no_answers(tmp_path):
     assert "answers.html" not in files["index.html"].decode()
     assert files["_sources/notebooks/02_time_budget.ipynb"] == student / "02_time_budget.ipynb"
     search = files["searchindex.js"].decode()
-    assert '"secret"' not in search and '"doubl":[1]' in search and "Answer sheet" not in search
+    assert '"secret"' not in search and '"doubl":[0]' in search and "Answer sheet" not in search
+    assert "answers" not in search and "workshop" not in search, "a teacher's page is still named in the index"
     assert '"secret_solut"' not in search, "a word only the cut solution held is still searchable"
     assert '"stumbl"' not in search, "the teacher's guide is still searchable"
 

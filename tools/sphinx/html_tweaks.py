@@ -68,6 +68,7 @@ PAGE_ONLY = {
     "planner-sizing.js": ("book/planner",),
     "planner-chart.js": ("book/planner",),
     "scenario-link.js": ("book/calculator", "book/planner"),
+    "search-offline.js": ("search",),
 }
 
 #: Sibling extensions in ``tools/`` that this one sets up (the folder is on the
