@@ -4,11 +4,12 @@ For every chapter: the student version holds no solution (no marker, none of
 the solution cells' code), keeps every exercise, has no outputs, shows no
 MyST markup that JupyterLab would print raw nor any ``glue()`` call, and runs
 from top to bottom without error, with torch blocked (chapter 10's live cell
-then says in one line what it needs). The participant bundle holds no solution either. The stripping itself is checked on small
-synthetic notebooks, so these tests fail if it leaks a solution or drops an
-exercise. The solution cells are found here by a deliberately simpler rule
-than ``tools.teaching.student`` uses (whole cells between the marker cells), so the
-two are independent.
+then says in one line what it needs). The participant bundle holds no
+solution either. The stripping itself is checked on small synthetic
+notebooks, so these tests fail if it leaks a solution or drops an exercise.
+The solution cells are found here by a deliberately simpler rule than
+``tools.teaching.student`` uses (whole cells between the marker cells), so
+the two are independent.
 """
 
 from __future__ import annotations

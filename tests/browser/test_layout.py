@@ -10,7 +10,6 @@ something.
 from __future__ import annotations
 
 import pytest
-
 from layout_support import MAX_ROW_PX, NARROW, WIDE, measure
 from site_support import PAGES
 

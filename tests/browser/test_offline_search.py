@@ -6,8 +6,9 @@ finds chapters, lists no teacher's page, and logs no error: Sphinx's search
 fetches every page it lists to show a summary, which a browser refuses on
 ``file://`` ("Failed to fetch"); ``_static/search-offline.js`` turns the
 summaries off there. (A plain context, not ``offline_context``: its routing
-fails ``file://`` navigations; the requests are recorded and checked instead.) The same search over http keeps its summaries, so the
-switch is what the test sees.
+fails ``file://`` navigations; the requests are recorded and checked
+instead.) The same search over http keeps its summaries, so the switch is
+what the test sees.
 """
 
 from __future__ import annotations

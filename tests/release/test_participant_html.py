@@ -1,4 +1,4 @@
-"""tools.teaching.participant_html follows links as a browser does, and the participant copy of the built book keeps its promises.
+"""tools.teaching.participant_html follows links as a browser does; the participant copy of the book keeps its promises.
 
 The solutions, search index and student notebooks of the participant book are
 tested on a miniature site in ``tests/book/test_student.py``; here the link and

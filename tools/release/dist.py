@@ -329,7 +329,8 @@ def main(argv: list[str] | None = None) -> list[Path]:
     """Command line: ``python -m tools.release.dist TARGET``."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1 or argv[0].startswith("-"):
-        raise SystemExit("usage: python -m tools.release.dist TARGET_FOLDER (the wheels: python -m tools.release.wheels FOLDER)")
+        raise SystemExit("usage: python -m tools.release.dist TARGET_FOLDER "
+                         "(the wheels: python -m tools.release.wheels FOLDER)")
     target = Path(argv[0])
     problem = missing_book(Path("_build/html"), make="make book student") or build_problem(Path("_build/html"))
     if problem:

@@ -1,4 +1,4 @@
-"""The packages of the workshop, as wheels for every laptop of an offline room: ``python -m tools.release.wheels FOLDER``.
+"""The workshop's packages, as wheels for every laptop of an offline room: ``python -m tools.release.wheels FOLDER``.
 
 :func:`prepare_wheels` fills a folder, outside the bundle, with the wheels of
 ``requirements-participant.txt`` for every target of
@@ -126,7 +126,7 @@ def project_wheel(target: Path, root: Path = Path("."), python: str = sys.execut
 
 def prepare_wheels(target: Path, root: Path = Path("."), chosen: list[Target] | None = None,
                    torch: bool = False, python: str = sys.executable) -> Path:
-    """Everything :data:`tools.release.dist.PARTICIPANT_COMMANDS` installs, for each of ``chosen``, as wheels in ``target``."""
+    """Everything :data:`tools.release.dist.PARTICIPANT_COMMANDS` installs, for each of ``chosen``, as wheels."""
     download_wheels(target, root, chosen, torch, python)
     project_wheel(target, root, python)
     return Path(target)

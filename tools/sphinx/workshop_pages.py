@@ -39,8 +39,8 @@ import nbformat
 
 from tools.notebooks.book_index import BookIndex, book_index, exercise_statements
 from tools.notebooks.glue import glue_values
-from tools.teaching.myst_plain import to_plain
 from tools.notebooks.myst_syntax import HEADING, strip_markup
+from tools.teaching.myst_plain import to_plain
 from tools.teaching.solutions import strip_solutions
 from tools.teaching.unglue import unglue, unglue_notebook
 from tools.teaching.workshop_plan import KINDS, Agenda, Block, Step, clock, load
