@@ -4,11 +4,12 @@ For every chapter: the student version holds no solution (no marker, none of
 the solution cells' code), keeps every exercise, has no outputs, shows no
 MyST markup that JupyterLab would print raw nor any ``glue()`` call, and runs
 from top to bottom without error, with torch blocked (chapter 10's live cell
-then says in one line what it needs). The participant bundle holds no solution either. The stripping itself is checked on small
-synthetic notebooks, so these tests fail if it leaks a solution or drops an
-exercise. The solution cells are found here by a deliberately simpler rule
-than ``tools.teaching.student`` uses (whole cells between the marker cells), so the
-two are independent.
+then says in one line what it needs). The participant bundle holds no
+solution either. The stripping itself is checked on small synthetic
+notebooks, so these tests fail if it leaks a solution or drops an exercise.
+The solution cells are found here by a deliberately simpler rule than
+``tools.teaching.student`` uses (whole cells between the marker cells), so
+the two are independent.
 """
 
 from __future__ import annotations
@@ -340,7 +341,8 @@ def test_participant_html_has_no_answers(tmp_path):
     assert "answers.html" not in files["index.html"].decode()
     assert files["_sources/notebooks/02_time_budget.ipynb"] == student / "02_time_budget.ipynb"
     search = files["searchindex.js"].decode()
-    assert '"secret"' not in search and '"doubl":[1]' in search and "Answer sheet" not in search
+    assert '"secret"' not in search and '"doubl":[0]' in search and "Answer sheet" not in search
+    assert "answers" not in search and "workshop" not in search, "a teacher's page is still named in the index"
     assert '"secret_solut"' not in search, "a word only the cut solution held is still searchable"
     assert '"stumbl"' not in search, "the teacher's guide is still searchable"
 

@@ -27,11 +27,11 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from tools.notebooks.book_index import book_index
-from tools.teaching.student import make_student
 import tools.sphinx.workshop_pages as workshop_pages
+from tools.notebooks.book_index import book_index
 from tools.sphinx.workshop_pages import cell_label
-from tools.teaching.workshop_plan import Agenda, Step, clock, load
+from tools.teaching.student import make_student
+from tools.teaching.workshop_plan import PLAN, Agenda, Step, clock, load
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -109,6 +109,40 @@ def test_live_step_cells_are_what_the_teacher_meets(agenda, block, step):
         if cell.role == "live" and follower is not None and _hidden(student.cells[follower]):
             assert ids[follower] in planned, (f"{name}: Shift-Enter runs the collapsed cell {ids[follower]} after it; "
                                               "add it to the plan as a check")
+
+
+@pytest.mark.parametrize("agenda", AGENDAS, ids=lambda a: a.key)
+def test_live_steps_name_every_visible_cell_they_pass(agenda):
+    """Shift-Enter runs every cell between a block's first and last live cell: the plan names each one it meets."""
+    for block in agenda.blocks:
+        named: dict[str, set[str]] = {}
+        for step in block.steps:
+            if step.kind == "live":
+                named.setdefault(step.notebook, set()).update(cell.id for cell in step.cells)
+        for notebook, planned in named.items():
+            cells = _student(notebook).cells
+            at = [i for i, cell in enumerate(cells) if cell.get("id") in planned]
+            skipped = [cell.get("id") for cell in cells[min(at):max(at) + 1]
+                       if cell.cell_type == "code" and not _hidden(cell) and cell.get("id") not in planned]
+            assert not skipped, (f"{agenda.key}, {block.title}: student/{notebook}.ipynb's visible code cells "
+                                 f"{skipped} lie between the live cells but are not in book/workshop_plan.yml")
+
+
+def test_every_cell_id_in_the_plan_is_quoted():
+    from tools.teaching.workshop_plan import unquoted_cells
+
+    assert unquoted_cells(PLAN.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize("cell", ["12734400", "01234567"])
+def test_a_cell_id_yaml_reads_as_a_number_is_refused_naming_it(tmp_path, cell):
+    """All digits is a YAML integer (with a leading 0, an octal one: 01234567 would become 342391)."""
+    plan = PLAN.read_text(encoding="utf-8").replace('"942ca177 setup"', cell, 1)
+    (tmp_path / "plan.yml").write_text(plan, encoding="utf-8")
+    with pytest.raises(ValueError) as error:
+        load(tmp_path / "plan.yml")
+    message = str(error.value)
+    assert "\n" not in message and f": {cell}" in message and "quoted" in message, message
 
 
 def _binds(source: str) -> set[str]:

@@ -10,7 +10,6 @@ something.
 from __future__ import annotations
 
 import pytest
-
 from layout_support import MAX_ROW_PX, NARROW, WIDE, measure
 from site_support import PAGES
 
@@ -44,6 +43,23 @@ def test_no_code_or_output_line_clipped(reports_by_width, path, width):
 def test_no_line_starts_with_punctuation_after_maths(reports_by_width, path, width):
     stranded = reports_by_width[width][path].layout["strandedPunctuation"]
     assert not stranded, f"{path} at {width} px: punctuation pushed to the next line after maths: {stranded}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_participants_agenda_fits_its_column_without_scrolling(browser, base_url, width):
+    """book/agenda.md's timetables (tools/sphinx/workshop_pages.py, three columns) are no wider than the text."""
+    from tools.site.browser import offline_context
+
+    context = offline_context(browser, viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(base_url + "book/agenda.html")
+        widths = page.evaluate("""() => Array.from(document.querySelectorAll(".bd-article table")).map(
+            (table) => [table.scrollWidth, table.closest(".bd-article").querySelector("section").clientWidth])""")
+    finally:
+        context.close()
+    assert len(widths) == 2, widths
+    assert all(table <= column + 1 for table, column in widths), f"at {width} px: (table, column) {widths}"
 
 
 def test_the_pages_have_what_is_measured(page_reports):

@@ -1,4 +1,4 @@
-"""tools.teaching.participant_html follows links as a browser does, and the participant copy of the built book keeps its promises.
+"""tools.teaching.participant_html follows links as a browser does; the participant copy of the book keeps its promises.
 
 The solutions, search index and student notebooks of the participant book are
 tested on a miniature site in ``tests/book/test_student.py``; here the link and
@@ -47,8 +47,8 @@ def test_images_shown_through_escaped_addresses_stay(tmp_path):
 
 @pytest.mark.browser
 def test_participant_copy_of_the_built_book_has_no_guide_and_no_solution_only_search_term():
-    """After `make book`: the participant site lacks the teacher's guide, and its search finds no word
-    that only a solution uses (the words are Sphinx's own terms: tools.teaching.search_index.terms).
+    """After `make book`: the participant site lacks the teacher's guide, its search index names no teacher's
+    page, and it finds no word that only a solution uses (Sphinx's own terms: tools.teaching.search_index.terms).
 
     Marked ``browser`` so that ``make test`` runs it after the book build.
     """
@@ -77,9 +77,17 @@ def test_participant_copy_of_the_built_book_has_no_guide_and_no_solution_only_se
     participant = parse(files["searchindex.js"].decode("utf-8"))[1]
     leaked = solution_only & (set(participant["terms"]) | set(participant["titleterms"]))
     assert not leaked, f"the participant search finds words only solutions use: {sorted(leaked)[:20]}"
-    guide = participant["docnames"].index("book/workshop")
-    found = [term for term, docs in participant["terms"].items() if guide in (docs if isinstance(docs, list) else [docs])]
-    assert not found, f"the search still leads to the teacher's guide: {found[:10]}"
+    for page in ANSWER_PAGES:
+        doc = teacher["docnames"].index(page.removesuffix(".html"))
+        title = teacher["titles"][doc]
+        assert page.removesuffix(".html") not in participant["docnames"], f"{page} is still a search document"
+        assert teacher["filenames"][doc] not in participant["filenames"] and title not in participant["titles"], page
+    assert len(participant["docnames"]) == len(participant["titles"]) == len(participant["filenames"])
+    assert len(participant["docnames"]) == len(teacher["docnames"]) - len(ANSWER_PAGES)
+    count = len(participant["docnames"])
+    for key in ("terms", "titleterms"):
+        for docs in participant[key].values():
+            assert all(0 <= doc < count for doc in (docs if isinstance(docs, list) else [docs]))
 
 
 @pytest.mark.browser

@@ -37,6 +37,10 @@ unzipped bundle's ``wheels/``; participants then run
 ``tests/release/test_offline_install.py`` runs them).
 
 The zips are reproducible: entries are sorted and carry one fixed timestamp.
+Beside them, :func:`write_sizes` records what the teacher plans a room with
+(:data:`SIZES`: each zip's size, the participant folder unzipped, the PDF's
+pages and size); the workshop guide shows those figures
+(:mod:`tools.sphinx.bundle_sizes`).
 
 >>> sorted(_wanted(Path("."), "participant"))[:3]
 ['README-offline.txt', 'data', 'html']
@@ -44,9 +48,13 @@ The zips are reproducible: entries are sorted and carry one fixed timestamp.
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
 import sys
 import zipfile
+from datetime import UTC, datetime
 from pathlib import Path
 
 from lib.measure.launch import CPU_TORCH_OFFLINE
@@ -61,10 +69,14 @@ __all__ = [
     "NAME",
     "PARTICIPANT_COMMANDS",
     "README",
+    "SIZES",
     "TEACHER_NAME",
     "build_zip",
+    "bundle_sizes",
     "collect",
     "main",
+    "pdf_pages",
+    "write_sizes",
 ]
 
 NAME = "twice-the-devices-workshop"
@@ -72,6 +84,9 @@ TEACHER_NAME = "twice-the-devices-teacher"
 
 #: Each kind of bundle and its one top folder (also the zip's name).
 BUNDLES = {"participant": NAME, "teacher": TEACHER_NAME}
+
+#: The file :func:`write_sizes` writes in the target folder of ``python -m tools.release.dist``.
+SIZES = "sizes.json"
 
 #: Fixed timestamp for every entry, so two builds of the same files are identical.
 _STAMP = (2026, 1, 1, 0, 0, 0)
@@ -229,6 +244,50 @@ def build_zip(target: Path, root: Path = Path("."), kind: str = "participant", h
     return path
 
 
+def pdf_pages(pdf: Path) -> int | None:
+    """The number of pages of ``pdf`` as ``pdfinfo`` (poppler-utils) reads it, or None without ``pdfinfo``."""
+    if shutil.which("pdfinfo") is None:
+        return None
+    info = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True, check=True).stdout
+    return int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
+
+
+def bundle_sizes(participant: Path, teacher: Path, pdf: Path | None = None) -> dict:
+    """Sizes in bytes of the two zips, of the participant zip's files unzipped, and of ``pdf`` with its pages.
+
+    ``pdf`` is None or missing: its two entries are None (the guide then says
+    so). ``participant_files`` counts the files a participant unzips.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = build_zip(Path(tmp), html=Path("lib"), student=Path("notebooks"))
+    ...     sizes = bundle_sizes(path, path)
+    >>> sizes["participant_unzipped_bytes"] > sizes["participant_zip_bytes"], sizes["pdf_pages"]
+    (True, None)
+    """
+    with zipfile.ZipFile(participant) as bundle:
+        infos = [info for info in bundle.infolist() if not info.is_dir()]
+    pdf = Path(pdf) if pdf else None
+    has_pdf = pdf is not None and pdf.is_file()
+    return {
+        "participant_zip_bytes": Path(participant).stat().st_size,
+        "participant_unzipped_bytes": sum(info.file_size for info in infos),
+        "participant_files": len(infos),
+        "teacher_zip_bytes": Path(teacher).stat().st_size,
+        "pdf_bytes": pdf.stat().st_size if has_pdf else None,
+        "pdf_pages": pdf_pages(pdf) if has_pdf else None,
+    }
+
+
+def write_sizes(target: Path, participant: Path, teacher: Path, pdf: Path | None = None) -> Path:
+    """Write :func:`bundle_sizes` and the time (UTC, to the minute) to ``target`` / :data:`SIZES`; return its path."""
+    sizes = {"measured": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+             **bundle_sizes(participant, teacher, pdf)}
+    path = Path(target) / SIZES
+    path.write_text(json.dumps(sizes, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
 #: What myst-nb writes where a cell's output is an error: a traceback block.
 ERROR_OUTPUT = re.compile(r'class="[^"]*\boutput (?:traceback|error)\b')
 
@@ -270,7 +329,8 @@ def main(argv: list[str] | None = None) -> list[Path]:
     """Command line: ``python -m tools.release.dist TARGET``."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1 or argv[0].startswith("-"):
-        raise SystemExit("usage: python -m tools.release.dist TARGET_FOLDER (the wheels: python -m tools.release.wheels FOLDER)")
+        raise SystemExit("usage: python -m tools.release.dist TARGET_FOLDER "
+                         "(the wheels: python -m tools.release.wheels FOLDER)")
     target = Path(argv[0])
     problem = missing_book(Path("_build/html"), make="make book student") or build_problem(Path("_build/html"))
     if problem:
@@ -285,6 +345,8 @@ def main(argv: list[str] | None = None) -> list[Path]:
             count = len(bundle.namelist())
         print(f"wrote {path} ({kind}: {count} files, {path.stat().st_size / 1e6:.1f} MB)")
         written.append(path)
+    sizes = write_sizes(target, *written, PDF)
+    print(f"wrote {sizes} (the workshop guide shows these sizes when the book is next built)")
     print(f"hand out {BUNDLES['participant']}.zip; keep {BUNDLES['teacher']}.zip (it holds the answers)")
     return written
 

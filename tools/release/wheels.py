@@ -1,4 +1,4 @@
-"""The packages of the workshop, as wheels for every laptop of an offline room: ``python -m tools.release.wheels FOLDER``.
+"""The workshop's packages, as wheels for every laptop of an offline room: ``python -m tools.release.wheels FOLDER``.
 
 :func:`prepare_wheels` fills a folder, outside the bundle, with the wheels of
 ``requirements-participant.txt`` for every target of
@@ -22,15 +22,20 @@ too, in a clone of the repository::
     python -m tools.release.wheels _build/wheels --torch             # ... and CPU torch
     python -m tools.release.wheels _build/wheels --platform windows-x86_64 --python 3.12
 
-Running it again into the same folder downloads only what is missing.
+Running it again into the same folder downloads only what is missing. Each
+run ends by measuring the folder into ``FOLDER/sizes.json``
+(:func:`write_sizes`: the wheels' count and bytes, and how much of it torch
+takes); the workshop guide shows the figures of ``_build/wheels/sizes.json``.
 
 >>> sorted(__all__)[:3]
-['NotCpuTorch', 'download_wheels', 'folder_megabytes']
+['NotCpuTorch', 'SIZES', 'download_wheels']
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import shutil
 import subprocess
 import sys
@@ -52,7 +57,20 @@ from tools.release.wheel_targets import (
     targets,
 )
 
-__all__ = ["NotCpuTorch", "download_wheels", "folder_megabytes", "main", "prepare_wheels", "project_wheel"]
+__all__ = [
+    "NotCpuTorch",
+    "SIZES",
+    "download_wheels",
+    "folder_megabytes",
+    "main",
+    "prepare_wheels",
+    "project_wheel",
+    "wheel_sizes",
+    "write_sizes",
+]
+
+#: The file :func:`write_sizes` writes into the wheels' folder (``cp FOLDER/*.whl`` leaves it behind).
+SIZES = "sizes.json"
 
 
 class NotCpuTorch(RuntimeError):
@@ -139,7 +157,7 @@ def prepare_wheels(
     torch: bool = False,
     python: str = sys.executable,
 ) -> Path:
-    """Everything :data:`tools.release.dist.PARTICIPANT_COMMANDS` installs, for each of ``chosen``, as wheels in ``target``."""
+    """Everything :data:`tools.release.dist.PARTICIPANT_COMMANDS` installs, for each of ``chosen``, as wheels."""
     download_wheels(target, root, chosen, torch, python)
     project_wheel(target, root, python)
     return Path(target)
@@ -156,6 +174,42 @@ def folder_megabytes(folder: Path) -> float:
     return sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file()) / 1e6
 
 
+def _name(requirement_or_wheel: str) -> str:
+    """A distribution's normalised name, from a pin (``torch==2.13.0``) or a wheel's file name."""
+    return re.split(r"[=<>!~;\[ ]|-", requirement_or_wheel, maxsplit=1)[0].lower().replace("_", "-").replace(".", "-")
+
+
+def wheel_sizes(folder: Path, root: Path = Path(".")) -> dict:
+    """The wheels in ``folder``: how many, their bytes, and the bytes of those only chapter 10's torch needs.
+
+    Torch's share is every wheel named in ``requirements-participant-torch.txt``
+    and not in ``requirements-participant.txt``.
+
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "numpy-2.4.6-cp312-none-any.whl").write_bytes(b"x" * 10)
+    ...     _ = (Path(tmp) / "torch-2.13.0-cp312-none-any.whl").write_bytes(b"x" * 90)
+    ...     wheel_sizes(Path(tmp))
+    {'wheels': 2, 'bytes': 100, 'torch_bytes': 90}
+    """
+    root = Path(root)
+    base = {_name(line) for line in requirement_lines(root / "requirements-participant.txt")}
+    torch = {_name(line) for line in requirement_lines(root / "requirements-participant-torch.txt")} - base
+    wheels = sorted(Path(folder).glob("*.whl"))
+    return {
+        "wheels": len(wheels),
+        "bytes": sum(p.stat().st_size for p in wheels),
+        "torch_bytes": sum(p.stat().st_size for p in wheels if _name(p.name) in torch),
+    }
+
+
+def write_sizes(folder: Path, root: Path = Path(".")) -> Path:
+    """Write :func:`wheel_sizes` of ``folder`` and the time (UTC, to the minute) to ``folder`` / :data:`SIZES`."""
+    sizes = {"measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **wheel_sizes(folder, root)}
+    path = Path(folder) / SIZES
+    path.write_text(json.dumps(sizes, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
 def main(argv: list[str] | None = None) -> Path:
     """Command line: ``python -m tools.release.wheels FOLDER [--torch] [--platform P ...] [--python V ...]``."""
     parser = argparse.ArgumentParser(prog="python -m tools.release.wheels", description=__doc__.split("\n")[0])
@@ -169,9 +223,11 @@ def main(argv: list[str] | None = None) -> Path:
         prepare_wheels(args.folder, Path("."), targets(args.platform, args.python), args.torch)
     except NotCpuTorch as error:
         raise SystemExit(f"error: {error}") from None
-    count = len(list(args.folder.glob("*.whl")))
+    sizes = wheel_sizes(args.folder)
+    write_sizes(args.folder)
     print(
-        f"wrote {count} wheels to {args.folder} ({folder_megabytes(args.folder):.0f} MB) in "
+        f"wrote {sizes['wheels']} wheels to {args.folder} ({sizes['bytes'] / 1e6:.0f} MB, torch's "
+        f"{sizes['torch_bytes'] / 1e6:.0f} MB) in "
         f"{time.perf_counter() - start:.0f} s. Copy the files, not the folder, into the unzipped bundle's "
         f"wheels/ (book/workshop.md)."
     )

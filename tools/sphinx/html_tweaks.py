@@ -37,7 +37,8 @@ It also loads (:data:`EXTENSIONS`) :mod:`tools.sphinx.planner_data` and
 :mod:`tools.sphinx.calculator_data`, which write the planner's and the calculator's
 numbers from ``lib`` into the built book, :mod:`tools.sphinx.workshop_pages` (the
 workshop's pages from its plan), :mod:`tools.sphinx.data_files` (the data files,
-downloadable), :mod:`tools.sphinx.run_note` (how to run a chapter) and
+downloadable), :mod:`tools.sphinx.bundle_sizes` (the workshop bundle's sizes in
+the guide), :mod:`tools.sphinx.run_note` (how to run a chapter) and
 :mod:`tools.sphinx.minify` (the interactive pages' scripts minified), so that
 ``_config.yml`` names one local extension.
 """
@@ -67,13 +68,22 @@ PAGE_ONLY = {
     "planner-sizing.js": ("book/planner",),
     "planner-chart.js": ("book/planner",),
     "scenario-link.js": ("book/calculator", "book/planner"),
+    "search-offline.js": ("search",),
 }
 
 #: Sibling extensions in ``tools/`` that this one sets up (the folder is on the
 #: path as ``tools/`` under Sphinx, as the package ``tools`` under pytest).
 EXTENSIONS = [
     f"{__package__}.{name}" if __package__ else name
-    for name in ("planner_data", "calculator_data", "workshop_pages", "data_files", "run_note", "minify")
+    for name in (
+        "planner_data",
+        "calculator_data",
+        "workshop_pages",
+        "data_files",
+        "bundle_sizes",
+        "run_note",
+        "minify",
+    )
 ]
 
 #: Files of ours that replace a theme file of the same name (see

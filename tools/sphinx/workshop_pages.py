@@ -12,8 +12,8 @@ directives, each taking an agenda's key of ``book/workshop_plan.yml``
     ```{workshop-exercises} 90min
     ```
 
-``workshop-timetable`` is the table of blocks (with ``:teacher:``, also how
-many cells each runs); ``workshop-agenda`` is every block minute by minute,
+``workshop-timetable`` is the table of blocks (with ``:teacher:``, also their
+minutes and how many cells each runs); ``workshop-agenda`` is every block minute by minute,
 with each live step's cells named as the teacher finds them in the student
 notebook (:func:`cell_label`); ``workshop-exercises`` is the room's exercise
 sheet, each statement with its glued numbers pasted in and room for an
@@ -21,8 +21,8 @@ answer. They write MyST (:func:`timetable`, :func:`agenda`,
 :func:`exercise_sheet`) that the page then parses, so every time, count and
 cell in the pages comes from the plan, and the plan's test runs what they say.
 
->>> print(timetable(load()[0]).splitlines()[2])
-| 0:00–0:04 | 4 | Opening |  |
+>>> print(timetable(load()[0]).splitlines()[3])
+| 0:00–0:04 | Opening |  |
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ import nbformat
 
 from tools.notebooks.book_index import BookIndex, book_index, exercise_statements
 from tools.notebooks.glue import glue_values
-from tools.teaching.myst_plain import to_plain
 from tools.notebooks.myst_syntax import HEADING, strip_markup
+from tools.teaching.myst_plain import to_plain
 from tools.teaching.solutions import strip_solutions
 from tools.teaching.unglue import unglue, unglue_notebook
 from tools.teaching.workshop_plan import KINDS, Agenda, Block, Step, clock, load
@@ -81,16 +81,24 @@ def _live_cells(block: Block) -> tuple[int, int]:
 
 
 def timetable(agenda: Agenda, teacher: bool = False) -> str:
-    """The agenda's blocks as a Markdown table; with ``teacher``, the cells each block runs and live-codes."""
-    head = "| time | min | block | chapters |" + (" cells run (live-coded) |" if teacher else "")
-    rows = [head, "|---|---|---|---|" + ("---|" if teacher else "")]
+    """The agenda's blocks as a Markdown table; with ``teacher``, also the minutes and the cells each block runs.
+
+    The participants' table has three columns (time, block, chapters) inside a
+    ``workshop-timetable`` div, which ``_static/fit.css`` wraps within the
+    text column at every width instead of letting it scroll sideways.
+    """
+    if teacher:
+        rows = ["| time | min | block | chapters | cells run (live-coded) |", "|---|---|---|---|---|"]
+    else:
+        rows = [":::{div} workshop-timetable", "| time | block | chapters |", "|---|---|---|"]
     for block in agenda.blocks:
-        row = f"| {_span(block)} | {block.minutes} | {block.title} | {_refs(block.chapters)} |"
         if teacher:
             run, live = _live_cells(block)
-            row += f" {f'{run} ({live})' if run else ''} |"
-        rows.append(row)
-    return "\n".join(rows)
+            rows.append(f"| {_span(block)} | {block.minutes} | {block.title} | {_refs(block.chapters)} | "
+                        f"{f'{run} ({live})' if run else ''} |")
+        else:
+            rows.append(f"| {_span(block)} | {block.title} | {_refs(block.chapters)} |")
+    return "\n".join(rows + ([] if teacher else [":::"]))
 
 
 def _first_line(source: str) -> str:

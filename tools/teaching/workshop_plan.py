@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["PLAN", "KINDS", "ROLES", "PlanCell", "Step", "Block", "Agenda", "clock", "load"]
+__all__ = ["PLAN", "KINDS", "ROLES", "PlanCell", "Step", "Block", "Agenda", "clock", "load", "unquoted_cells"]
 
 #: The plan, beside the pages written from it.
 PLAN = Path(__file__).resolve().parents[2] / "book" / "workshop_plan.yml"
@@ -118,7 +118,9 @@ def _cell(text: str) -> PlanCell:
     ...
     ValueError: cell '10d6929d typo': the role must be one of ('setup', 'live', 'check', 'needs')
     """
-    parts = str(text).split()
+    if not isinstance(text, str):
+        raise ValueError(f"cell {text!r} is a {type(text).__name__}, not a string: quote it in the plan")
+    parts = text.split()
     if not 1 <= len(parts) <= 2 or (len(parts) == 2 and parts[1] not in ROLES):
         raise ValueError(f"cell {text!r}: the role must be one of {ROLES}")
     return PlanCell(*parts)
@@ -134,12 +136,45 @@ def _step(data: dict, start: int) -> Step:
                 cut=data.get("cut", ""))
 
 
-def load(path: Path = PLAN) -> list[Agenda]:
-    """Every agenda of the plan file, with clock times filled in."""
+def unquoted_cells(text: str) -> list[str]:
+    """The cells of a plan's text that YAML reads as something other than a string, each as ``line N: TEXT``.
+
+    >>> unquoted_cells('cells: ["942ca177 setup", 12734400, 01234567, 0f91e9ee]')
+    ['line 1: 12734400', 'line 1: 01234567']
+    """
     import yaml
 
+    found = []
+
+    def walk(node) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if key.value == "cells" and isinstance(value, yaml.SequenceNode):
+                    found.extend(f"line {item.start_mark.line + 1}: {item.value}" for item in value.value
+                                 if not (isinstance(item, yaml.ScalarNode) and item.tag.endswith(":str")))
+                walk(value)
+        elif isinstance(node, yaml.SequenceNode):
+            for item in node.value:
+                walk(item)
+
+    walk(yaml.compose(text, Loader=yaml.SafeLoader))
+    return found
+
+
+def load(path: Path = PLAN) -> list[Agenda]:
+    """Every agenda of the plan file, with clock times filled in.
+
+    Raises ``ValueError``, in one line, naming each cell id YAML does not read as a string (:func:`unquoted_cells`).
+    """
+    import yaml
+
+    text = Path(path).read_text(encoding="utf-8")
+    unquoted = unquoted_cells(text)
+    if unquoted:
+        raise ValueError(f"{Path(path).name}: cell ids must be quoted strings; YAML reads these as numbers: "
+                         f"{'; '.join(unquoted)}")
     agendas = []
-    for data in yaml.safe_load(Path(path).read_text(encoding="utf-8"))["agendas"]:
+    for data in yaml.safe_load(text)["agendas"]:
         now, blocks = 0, []
         for block in data["blocks"]:
             steps = []

@@ -6,6 +6,7 @@ nothing is downloaded.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,9 @@ def test_cuda_torch_from_the_registry_fails_naming_it(monkeypatch, tmp_path):
 def test_cpu_torch_passes(monkeypatch, tmp_path):
     _serve(monkeypatch, "torch-2.13.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl", CPU_REQUIRES)
     assert wheels.main([str(tmp_path), *ARGS]) == tmp_path
+    sizes = json.loads((tmp_path / wheels.SIZES).read_text())
+    torch = (tmp_path / "torch-2.13.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl").stat().st_size
+    assert sizes["torch_bytes"] == torch and sizes["bytes"] == sum(p.stat().st_size for p in tmp_path.glob("*.whl"))
 
 
 def test_without_torch_a_stray_cuda_wheel_is_not_checked(monkeypatch, tmp_path):
