@@ -61,7 +61,6 @@ __all__ = [
     "NotCpuTorch",
     "SIZES",
     "download_wheels",
-    "folder_megabytes",
     "main",
     "prepare_wheels",
     "project_wheel",
@@ -161,17 +160,6 @@ def prepare_wheels(
     download_wheels(target, root, chosen, torch, python)
     project_wheel(target, root, python)
     return Path(target)
-
-
-def folder_megabytes(folder: Path) -> float:
-    """The size of every file under ``folder`` together, in MB (10**6 bytes).
-
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     _ = (Path(tmp) / "a.whl").write_bytes(b"x" * 1_500_000)
-    ...     folder_megabytes(Path(tmp))
-    1.5
-    """
-    return sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file()) / 1e6
 
 
 def _name(requirement_or_wheel: str) -> str:
