@@ -492,11 +492,16 @@ def disaggregated_pools(
     chip_w, chip_h, pad = 0.7, 0.36, 0.1
     pools = [("prefill pool", data["prefill"]["gpus"], 0), ("decode pool", data["decode"]["gpus"], 2)]
 
-    def widths_for(per_row: int) -> list[float]:
-        return [max(2.3, pad * 2 + min(len(g), per_row) * (chip_w + 0.08) - 0.08) for _, g, _ in pools]
+    # GPUs a row: a square-ish block for a few (2 x 2 for four), at most 4, fewer where the pools would crowd
+    # the KV cache's arrow (1.3 in between them); at most two rows, the last chip saying where the pool ends.
+    per_row = [2 if len(g) <= 4 else 3 if len(g) <= 6 else 4 for _, g, _ in pools]
 
-    per_row = 4 if sum(widths_for(4)) <= 5.2 else 3  # leave 1.3 in between for the KV cache's arrow
-    rows = max(-(-min(len(g), 2 * per_row) // per_row) for _, g, _ in pools)
+    def widths_for(counts: list[int]) -> list[float]:
+        return [max(2.3, pad * 2 + min(len(g), c) * (chip_w + 0.08) - 0.08) for (_, g, _), c in zip(pools, counts)]
+
+    while sum(widths_for(per_row)) > 5.2:
+        per_row = [c - 1 if c == max(per_row) else c for c in per_row]
+    rows = max(-(-min(len(g), 2 * c) // c) for (_, g, _), c in zip(pools, per_row))
     h = 0.6 + rows * (chip_h + 0.1) + 0.1
     height = 1.0 + h + 0.6
     fig, ax = canvas(7.8, height)
@@ -505,17 +510,18 @@ def disaggregated_pools(
     y = 0.55
     widths = widths_for(per_row)
     xs = [1.15, 7.7 - widths[1]]
-    for (name, gpus, colour), x, w in zip(pools, xs, widths):
+    for (name, gpus, colour), x, w, per in zip(pools, xs, widths, per_row):
         box(ax, x, y, w, h, face=shade(colour, 0.8))
         label(ax, x + w / 2, y + h - 0.25, f"{name}: {len(gpus)} GPU{'s' if len(gpus) > 1 else ''}", weight="bold")
-        drawn = gpus if len(gpus) <= 2 * per_row else gpus[: 2 * per_row - 1]
+        drawn = gpus if len(gpus) <= 2 * per else gpus[: 2 * per - 1]
+        left = x + (w - (min(len(gpus), per) * (chip_w + 0.08) - 0.08)) / 2
         for j, g in enumerate(drawn):
-            row, col = divmod(j, per_row)
-            cx, cy = x + pad + col * (chip_w + 0.08), y + h - 0.55 - chip_h - row * (chip_h + 0.1)
+            row, col = divmod(j, per)
+            cx, cy = left + col * (chip_w + 0.08), y + h - 0.55 - chip_h - row * (chip_h + 0.1)
             box(ax, cx, cy, chip_w, chip_h, face="white", radius=0.04)
             label(ax, cx + chip_w / 2, cy + chip_h / 2, f"GPU {g}")
         if len(gpus) > len(drawn):
-            cx = x + pad + (len(drawn) % per_row) * (chip_w + 0.08)
+            cx = left + (len(drawn) % per) * (chip_w + 0.08)
             label(ax, cx + chip_w / 2, y + h - 0.55 - chip_h / 2 - (chip_h + 0.1), f"… {gpus[-1]}", style="italic")
     mid = y + h / 2
     prefill_end = xs[0] + widths[0]
