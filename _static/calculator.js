@@ -169,6 +169,14 @@
     return parts[0] + " × 10" + exponent;
   }
 
+  /* A number the page writes into a field (a preset's, a link's): at most four significant digits, whole
+     numbers as they are, "inf" for an unlimited bandwidth. */
+  function fieldText(x) {
+    if (!isFinite(x)) { return x > 0 ? "inf" : String(x); }
+    if (x === Math.round(x) && Math.abs(x) < 1e15) { return String(x); }
+    return String(Number(x.toPrecision(4)));
+  }
+
   function isNumber(x) { return typeof x === "number" && isFinite(x); }
 
   var TOO_LARGE = "too large to represent (over 1.8 × 10³⁰⁸ in SI units)";
@@ -411,6 +419,21 @@
     option(linkEl, "", "your own numbers");
     Object.keys(DATA.collectives).forEach(function (kind) { option(form.elements.collective, kind, DATA.collectives[kind].label); });
 
+    /* What the page wrote into each field: the rounded text shown and the full number it stands for. While a
+       field still shows that text the page computes, compares and shares the full number (a base case that
+       matches chapter 2 to the last digit); once the reader types, the field holds what was typed. */
+    var written = {};
+    function put(name, full) {
+      var number = typeof full === "number" ? full : INFINITE.test(full.trim()) ? Infinity : Number(full);
+      var shown = fieldText(number);
+      form.elements[name].value = shown;
+      written[name] = { shown: shown, full: typeof full === "number" ? String(full) : full.trim() };
+    }
+    function full(name) {
+      var text = form.elements[name].value.trim();
+      return written[name] && written[name].shown === text ? written[name].full : text;
+    }
+
     function mode() { return form.elements.mode.value === "fixed" ? "fixed" : "model"; }
     function active(f) { return !f.mode || f.mode === mode(); }
 
@@ -433,14 +456,14 @@
     function fillLink() {
       var terms = linkEl.value && DATA.links[linkEl.value].protocols[protocolEl.value];
       if (!terms) { return; }
-      form.elements.bandwidth_GBps.value = String(Number((terms.bandwidth / GB).toPrecision(12)));
-      form.elements.l0_us.value = String(Number((terms.l0 / US).toPrecision(12)));
-      form.elements.delta_us.value = String(Number((terms.delta / US).toPrecision(12)));
+      put("bandwidth_GBps", Number((terms.bandwidth / GB).toPrecision(12)));
+      put("l0_us", Number((terms.l0 / US).toPrecision(12)));
+      put("delta_us", Number((terms.delta / US).toPrecision(12)));
     }
 
     /* Name the link and preset the numbers belong to, or "your own numbers". */
     function nameTheNumbers() {
-      var value = function (name) { return form.elements[name].value.trim(); };
+      var value = full;
       var matches = function (preset) {
         return preset.mode === mode() && FIELDS.every(function (f) {
           return !active(f) || Number(preset[f.name]) === Number(value(f.name)) || preset[f.name] === value(f.name);
@@ -466,8 +489,8 @@
       if (!preset) { return; }
       form.elements.mode.value = preset.mode;
       FIELDS.forEach(function (f) {
-        if (preset[f.name] !== undefined) { form.elements[f.name].value = preset[f.name]; }
-        else if (f.base !== undefined) { form.elements[f.name].value = f.base; }
+        if (preset[f.name] === undefined) { return f.base !== undefined && put(f.name, f.base); }
+        if (f.rule === "collective") { form.elements[f.name].value = preset[f.name]; } else { put(f.name, preset[f.name]); }
       });
     }
 
@@ -477,7 +500,7 @@
       var given = new URLSearchParams(query);
       var found = false;
       FIELDS.forEach(function (f) {
-        if (given.has(f.name)) { form.elements[f.name].value = given.get(f.name); found = true; }
+        if (given.has(f.name)) { form.elements[f.name].value = given.get(f.name); delete written[f.name]; found = true; }
       });
       var chosen = given.get("mode") || (given.has("startup_ms") || given.has("transfer_bytes") ? "fixed" : "");
       if (MODES.indexOf(chosen) >= 0) { form.elements.mode.value = chosen; found = true; }
@@ -496,7 +519,7 @@
     function updateUrl() {
       var params = new URLSearchParams();
       params.set("mode", mode());
-      FIELDS.forEach(function (f) { if (active(f)) { params.set(f.name, form.elements[f.name].value.trim()); } });
+      FIELDS.forEach(function (f) { if (active(f)) { params.set(f.name, full(f.name)); } });
       link.publish(params.toString());
     }
 
@@ -517,7 +540,7 @@
       FIELDS.forEach(function (f) {
         var input = form.elements[f.name];
         var error = document.getElementById("calc-" + f.name + "-error");
-        var got = active(f) ? check(f, input.value) : { value: null };
+        var got = active(f) ? check(f, f.rule === "collective" ? input.value : full(f.name)) : { value: null };
         if (got.error) {
           valid = false;
           input.setAttribute("aria-invalid", "true");

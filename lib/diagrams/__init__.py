@@ -14,7 +14,11 @@ data, so captions and alt text come from the numbers that are drawn.
 * :func:`experts_over_devices` (:func:`experts_data`): whole experts or slices of all, one token's top-k;
 * :func:`device_map` (:func:`device_map_data`): which GPU holds what for any layout on a cluster, and the
   link and kernel of every collective;
-* :func:`three_splits` (:func:`three_splits_data`): tensor, pipeline, replicas and experts on two GPUs.
+* :func:`three_splits` (:func:`three_splits_data`): tensor, pipeline, replicas and experts on two GPUs;
+* :func:`sequence_parallel_block`, :func:`data_parallel_replicas`, :func:`expert_dispatch` and
+  :func:`disaggregated_pools` (:mod:`lib.diagrams.splits`): sequence parallelism, replicas behind a router, the
+  dispatch and combine of expert parallelism, and the prefill and decode pools. :data:`SPLIT_FIGURES` names, for
+  every split, the chapter and the glued figure that draw it.
 
 >>> from lib.transformer import PRESETS
 >>> from lib.serving import Cluster, Layout
@@ -37,6 +41,17 @@ from lib.diagrams.data import (
 from lib.diagrams.device_map import device_map, grid_columns
 from lib.diagrams.figures import experts_over_devices, pipeline_stages, shown, tensor_parallel_block
 from lib.diagrams.intro import three_splits, three_splits_data
+from lib.diagrams.splits import (
+    SPLIT_FIGURES,
+    data_parallel_replicas,
+    disaggregated_data,
+    disaggregated_pools,
+    dispatch_data,
+    expert_dispatch,
+    replicas_data,
+    sequence_parallel_block,
+    sequence_parallel_data,
+)
 
 __all__ = [
     "MAX_WIDTH",
@@ -59,4 +74,13 @@ __all__ = [
     "grid_columns",
     "three_splits",
     "three_splits_data",
+    "SPLIT_FIGURES",
+    "sequence_parallel_data",
+    "sequence_parallel_block",
+    "replicas_data",
+    "data_parallel_replicas",
+    "dispatch_data",
+    "expert_dispatch",
+    "disaggregated_data",
+    "disaggregated_pools",
 ]

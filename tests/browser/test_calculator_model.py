@@ -13,18 +13,17 @@ time from ``lib.collectives.collective_cost``.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
+from site_support import ROOT
+from test_calculator import OUTPUTS, PAGE, calculator, parse_displayed, read_outputs  # noqa: F401 (fixture)
 
-from lib import collectives, hardware, transformer
+from lib import collectives, hardware
 from lib.budget import Phase
 from lib.experiment import BASE, base_startup
 from lib.units import MB, ms
-from site_support import ROOT
-from test_calculator import OUTPUTS, PAGE, calculator, parse_displayed, read_outputs  # noqa: F401 (fixture)
 from tools.notebooks.glue import glue_values
 
 pytestmark = pytest.mark.browser
@@ -38,35 +37,60 @@ MODEL_OUTPUTS = OUTPUTS + ["model_transfer_bytes", "model_startup"]
 def chapter_2_sweep(devices) -> Phase:
     """The base case over ``devices`` as chapter 2 computes it (efficiency 1 and no transfers for one device)."""
     k = np.asarray(devices)
-    return BASE.with_(efficiency=np.where(k == 1, 1.0, BASE.efficiency), devices=k,
-                      transfers=np.where(k == 1, 0, BASE.transfers),
-                      transfer_bytes=collectives.allreduce_bytes(2 * MB, k), startup=base_startup(k))
+    return BASE.with_(
+        efficiency=np.where(k == 1, 1.0, BASE.efficiency),
+        devices=k,
+        transfers=np.where(k == 1, 0, BASE.transfers),
+        transfer_bytes=collectives.allreduce_bytes(2 * MB, k),
+        startup=base_startup(k),
+    )
 
 
 def expected_row(phase: Phase) -> dict[str, float]:
     """The page's outputs (its units) for a scalar Phase."""
     from lib import breakeven
 
-    return {"one_device_time": phase.one_device_time / ms, "split_time": phase.split_time / ms,
-            "communication_time": phase.communication_time / ms, "speedup": phase.speedup,
-            "parallel_efficiency": phase.parallel_efficiency, "overlap_bound": phase.overlap_bound / ms,
-            "break_even_divisible": breakeven.break_even_divisible(phase) / ms,
-            "min_bandwidth": breakeven.min_bandwidth(phase) / 1e9, "min_efficiency": breakeven.min_efficiency(phase),
-            "model_transfer_bytes": phase.transfer_bytes, "model_startup": phase.startup / ms}
+    return {
+        "one_device_time": phase.one_device_time / ms,
+        "split_time": phase.split_time / ms,
+        "communication_time": phase.communication_time / ms,
+        "speedup": phase.speedup,
+        "parallel_efficiency": phase.parallel_efficiency,
+        "overlap_bound": phase.overlap_bound / ms,
+        "break_even_divisible": breakeven.break_even_divisible(phase) / ms,
+        "min_bandwidth": breakeven.min_bandwidth(phase) / 1e9,
+        "min_efficiency": breakeven.min_efficiency(phase),
+        "model_transfer_bytes": phase.transfer_bytes,
+        "model_startup": phase.startup / ms,
+    }
 
 
 def scalar(phase: Phase, index: int) -> Phase:
     """Point ``index`` of a sweep over devices."""
     shape = np.shape(phase.devices)
-    return Phase(**{name: float(np.broadcast_to(np.asarray(getattr(phase, name), dtype=float), shape)[index]) for name in
-                    ("serial", "divisible", "efficiency", "transfers", "startup", "transfer_bytes", "bandwidth",
-                     "devices")})
+    return Phase(
+        **{
+            name: float(np.broadcast_to(np.asarray(getattr(phase, name), dtype=float), shape)[index])
+            for name in (
+                "serial",
+                "divisible",
+                "efficiency",
+                "transfers",
+                "startup",
+                "transfer_bytes",
+                "bandwidth",
+                "devices",
+            )
+        }
+    )
 
 
 def assert_shows(page, want: dict[str, float], where: str) -> None:
     """Every output agrees with ``want`` to the digits shown and (data-value) to a relative 1e-9."""
-    shown = read_outputs(page) | {name: page.locator(f'[data-output="{name}"]').inner_text().strip()
-                                  for name in ("model_transfer_bytes", "model_startup")}
+    shown = read_outputs(page) | {
+        name: page.locator(f'[data-output="{name}"]').inner_text().strip()
+        for name in ("model_transfer_bytes", "model_startup")
+    }
     for name, value in want.items():
         text = shown[name]
         if math.isinf(value):
@@ -113,32 +137,45 @@ def test_fastest_device_count_is_chapter_2s(calculator):
     assert f"{sweep.speedup.max():.3f}×" in node.inner_text()
 
 
-@pytest.mark.parametrize("preset, link, protocol", [("llama-nvlink", "nvlink4", "LL"),
-                                                     ("llama-ethernet", "eth-100g", "LL")])
+@pytest.mark.parametrize("preset, link", [("llama-nvlink", "nvlink4"), ("llama-ethernet", "eth-100g")])
 @pytest.mark.parametrize("devices", [8, 4])
-def test_llama_presets_price_each_collective_as_lib(calculator, preset, link, protocol, devices):
+def test_llama_presets_price_each_collective_as_lib(calculator, preset, link, devices):
+    """Each all-reduce as lib prices it: the engine's kernel on NVLink, NCCL's ring with LL over Ethernet."""
+    from tools.sphinx.calculator_data import chapter_6_layer
+
     page = calculator()
     page.select_option("#calc-preset", preset)
     if devices != 8:
         page.fill('input[name="devices"]', str(devices))
-    model = transformer.PRESETS["llama-3-70b"]
-    device = hardware.DEVICES["h100-sxm"]
-    divisible = transformer.decode_time_bound(transformer.parameter_breakdown(model).layer() * 2, 1,
-                                              device.memory_bandwidth)
-    message = model.hidden * 2
-    per_collective = collectives.collective_cost("allreduce", message, devices, link, protocol).time
-    phase = Phase(serial=0.0, divisible=divisible, efficiency=1.0, transfers=2,
-                  startup=collectives.startup_time("allreduce", devices, link, protocol),
-                  transfer_bytes=collectives.bytes_sent("allreduce", message, devices),
-                  bandwidth=hardware.LINKS[link].bandwidth, devices=devices)  # bandwidth unused below
+    layer = chapter_6_layer()
+    message = layer["message_bytes"]
+    if link == "nvlink4":
+        per_collective = float(collectives.engine_allreduce(message, devices, link).time)
+        startup, transfer_bytes = per_collective, 0.0  # the kernel's reads are in its startup (bandwidth unlimited)
+    else:
+        per_collective = collectives.collective_cost("allreduce", message, devices, link, "LL").time
+        startup = collectives.startup_time("allreduce", devices, link, "LL")
+        transfer_bytes = collectives.bytes_sent("allreduce", message, devices)
+    phase = Phase(
+        serial=layer["fixed"],
+        divisible=layer["operators"],
+        efficiency=1.0,
+        transfers=2,
+        startup=startup,
+        transfer_bytes=transfer_bytes,
+        bandwidth=hardware.LINKS[link].bandwidth,
+        devices=devices,
+    )  # bandwidth unused below
     want = expected_row(phase)
     want["communication_time"] = 2 * per_collective / ms
-    want["split_time"] = divisible / devices / ms + want["communication_time"]
-    want["speedup"] = divisible / (want["split_time"] * ms)
+    want["split_time"] = (layer["fixed"] + layer["operators"] / devices) / ms + want["communication_time"]
+    want["speedup"] = (layer["fixed"] + layer["operators"]) / (want["split_time"] * ms)
     for name in ("overlap_bound", "break_even_divisible", "min_bandwidth", "min_efficiency", "parallel_efficiency"):
         want.pop(name)
+    if link == "nvlink4":
+        want.pop("model_transfer_bytes")
     assert_shows(page, want, f"{preset} at K = {devices}")
-    assert page.locator("#calc-link-preset").input_value() == link
+    assert page.locator("#calc-link-preset").input_value() == ("" if link == "nvlink4" else link)
 
 
 def test_what_if_mode_shows_its_own_fields(calculator):

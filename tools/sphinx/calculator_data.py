@@ -28,6 +28,7 @@ Written at build time into ``_static/calculator-data.js`` as
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
@@ -82,7 +83,7 @@ def _link(slug: str, protocol: str) -> dict:
 
 def _presets() -> dict[str, dict[str, Any]]:
     """Each preset as the strings the form shows, in its units (ms, bytes, GB/s, us)."""
-    from lib import hardware, transformer
+    from lib import transformer
     from lib.experiment import BASE
     from lib.units import GB, ms, s, us
 
@@ -111,32 +112,75 @@ def _presets() -> dict[str, dict[str, Any]]:
         }
     }
     model = transformer.PRESETS["llama-3-70b"]
-    device = hardware.DEVICES["h100-sxm"]
-    layer_bytes = transformer.parameter_breakdown(model).layer() * 2  # 16-bit weights
+    layer = chapter_6_layer()
+    one_shot = layer["one_shot"]
     for key, slug, where in [
-        ("llama-nvlink", "nvlink4", "eight H100s on NVLink 4"),
+        ("llama-nvlink", "nvlink4", "eight H100s on NVLink 4, the engine's all-reduce (chapter 6)"),
         ("llama-ethernet", "eth-100g", "eight H100s, one per server, over 100 Gb Ethernet"),
     ]:
-        link = _link(slug, "LL")
+        if slug == "nvlink4":  # the engine's one-shot kernel: l_K = alpha_1 + (K - 1) n / B_1, nothing per byte
+            link = {"l0": one_shot["latency"], "delta": layer["message_bytes"] / (2 * one_shot["bandwidth"])}
+            bandwidth, protocol, link_slug = math.inf, "", ""
+        else:
+            link = _link(slug, "LL")
+            bandwidth, protocol, link_slug = link["bandwidth"] / (GB / s), "LL", slug
         presets[key] = {
-            "label": f"One {model.name} layer decoding one token, {where}",
+            "label": f"{model.name} decoding one token, per layer, {where}",
             "mode": "model",
             "collective": "allreduce",
-            "link": slug,
-            "protocol": "LL",
+            "link": link_slug,
+            "protocol": protocol,
             **numbers(
-                serial_ms=0.0,
-                divisible_ms=transformer.decode_time_bound(layer_bytes, 1, device.memory_bandwidth) / ms,
+                serial_ms=layer["fixed"] / ms,
+                divisible_ms=layer["operators"] / ms,
                 efficiency=1.0,
                 devices=8,
-                transfers=transformer.tp_collectives_per_token(model) // model.layers,
-                message_bytes=model.hidden * 2,  # one token's activations, 16 bits
-                bandwidth_GBps=link["bandwidth"] / (GB / s),
+                transfers=layer["allreduces"],
+                message_bytes=layer["message_bytes"],
+                bandwidth_GBps=bandwidth,
                 l0_us=link["l0"] / us,
                 delta_us=link["delta"] / us,
             ),
         }
     return presets
+
+
+def chapter_6_layer() -> dict[str, Any]:
+    """One layer's share of chapter 6's decode step: Llama-3 70B, one token, batch 1, on the book's device.
+
+    ``operators`` is the step's operator time on one device (weights read at
+    the serving model's memory efficiency, the output head included) divided
+    by the layers, ``fixed`` the fixed cost per layer
+    (``lib.serving.Engine``'s ``layer_overhead``, which no split shrinks),
+    ``allreduces`` the all-reduces per layer, ``message_bytes`` one token's
+    activations, and ``one_shot`` the engine's one-shot all-reduce kernel on
+    NVLink 4 (``latency`` alpha_1 and read ``bandwidth`` B_1, SI units).
+
+    >>> from lib.units import ms, us
+    >>> layer = chapter_6_layer()
+    >>> round(layer["fixed"] / us), layer["allreduces"], layer["message_bytes"]
+    (110, 2, 16384)
+    >>> round(layer["operators"] / ms, 4)
+    0.576
+    """
+    from lib import hardware, serving, transformer
+    from lib.collectives.engine import ONE_SHOT
+
+    model = transformer.PRESETS["llama-3-70b"]
+    device = hardware.DEVICES[hardware.BOOK_DEVICE]
+    work = serving.decode_step(model, serving.Cluster(device), serving.Layout(tp=1), batch=1, context=1)
+    work = work.stage_works[0]
+    operators = float(work.linear_time + work.attention_time + work.head_time)
+    return {
+        "operators": operators / model.layers,
+        "fixed": float(work.fixed_time) / model.layers,
+        "allreduces": transformer.tp_collectives_per_token(model) // model.layers,
+        "message_bytes": model.hidden * 2,  # one token's activations, 16 bits
+        "one_shot": {
+            "latency": ONE_SHOT.latency,
+            "bandwidth": ONE_SHOT.link_share * hardware.LINKS[hardware.FAST_LINK].bandwidth,
+        },
+    }
 
 
 def data_links() -> dict:

@@ -1,4 +1,4 @@
-"""Tests for lib.diagrams.figures: every figure (device maps and the three splits included) is legible."""
+"""Tests for lib.diagrams.figures and lib.diagrams.splits: every figure (device maps, the three splits) is legible."""
 
 from __future__ import annotations
 
@@ -38,6 +38,14 @@ FIGURES = {
     "map-half-server": lambda: diagrams.device_map(LLAMA8, Layout(tp=2), Cluster("l40s", devices_per_node=4)),
     "map-tp3": lambda: diagrams.device_map(PRESETS["qwen2-72b"], Layout(tp=2, pp=3), Cluster("h100-sxm", 6)),
     "three-splits": diagrams.three_splits,
+    "sequence-tp4": lambda: diagrams.sequence_parallel_block(LLAMA70, 4, 4096),
+    "sequence-tp8": lambda: diagrams.sequence_parallel_block(LLAMA70, 8, 4096),
+    "replicas-2": lambda: diagrams.data_parallel_replicas(LLAMA8, 2),
+    "replicas-8-tp2": lambda: diagrams.data_parallel_replicas(LLAMA70, 8, tp=2, requests=16),
+    "dispatch-ep4": lambda: diagrams.expert_dispatch(MIXTRAL, 4, 8),
+    "dispatch-ep8": lambda: diagrams.expert_dispatch(MIXTRAL, 8, 64),
+    "pools-2-6": lambda: diagrams.disaggregated_pools(LLAMA70, 2, 6, 1024, 1),
+    "pools-4-12": lambda: diagrams.disaggregated_pools(LLAMA70, 4, 12, 8192),
 }
 
 
