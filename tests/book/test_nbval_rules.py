@@ -21,10 +21,12 @@ CHAPTER = ROOT / "notebooks" / "01_splitting_a_matrix.ipynb"
 GLUED_PNG = GLUE_PREFIX + "image/png"
 GLUED_TEXT = GLUE_PREFIX + "text/plain"
 #: A valid 1×1 PNG, standing in for the same figure rendered on another CPU.
-OTHER_PNG = base64.b64encode(bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-    "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
-)).decode()
+OTHER_PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+        "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
+    )
+).decode()
 
 
 def _outputs(notebook):
@@ -42,9 +44,20 @@ def _nbval(tmp_path: Path, edit) -> subprocess.CompletedProcess:
     edit(notebook)
     nbformat.write(notebook, tmp_path / CHAPTER.name)
     (tmp_path / "pytest.ini").write_text("[pytest]\n")  # keep the copy's run apart from this suite's config
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "tools.notebooks.nbval_rules",
-               "--nbval", "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
-               str(tmp_path / CHAPTER.name)]
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "tools.notebooks.nbval_rules",
+        "--nbval",
+        "--nbval-sanitize-with",
+        str(ROOT / "tests" / "nbval_sanitize.cfg"),
+        str(tmp_path / CHAPTER.name),
+    ]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 

@@ -22,8 +22,12 @@ def _rules() -> list[tuple[str, str]]:
 def _glued(notebook: str) -> set[str]:
     """The glue keys the committed, executed notebook stores."""
     nb = nbformat.read(ROOT / notebook, as_version=4)
-    return {out.get("metadata", {}).get("scrapbook", {}).get("name") for cell in nb.cells
-            if cell.cell_type == "code" for out in cell.get("outputs", [])}
+    return {
+        out.get("metadata", {}).get("scrapbook", {}).get("name")
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+    }
 
 
 def test_the_page_has_numbered_rules_each_with_a_glued_number():

@@ -45,8 +45,13 @@ INDEX = book_index(NOTEBOOKS)
 def _labels(notebook) -> set[str]:
     """Exercise labels found with a plain regex over the whole markdown."""
     text = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
-    return set(re.findall(r"\{exercise(?:-start)?\}[^\n]*\n(?:[ \t]*:[\w-]+:[^\n]*\n)*?"
-                          r"[ \t]*:label:[ \t]*(\S+)", text))
+    return set(
+        re.findall(
+            r"\{exercise(?:-start)?\}[^\n]*\n(?:[ \t]*:[\w-]+:[^\n]*\n)*?"
+            r"[ \t]*:label:[ \t]*(\S+)",
+            text,
+        )
+    )
 
 
 def _solution_code(notebook) -> list[str]:
@@ -68,21 +73,26 @@ def _md(text: str):
 
 
 def _code(text: str):
-    return nbformat.v4.new_code_cell(text, execution_count=1, outputs=[
-        nbformat.v4.new_output("stream", name="stdout", text="out\n")])
+    return nbformat.v4.new_code_cell(
+        text, execution_count=1, outputs=[nbformat.v4.new_output("stream", name="stdout", text="out\n")]
+    )
 
 
 SYNTHETIC = [
     _md("(ch-demo)=\n# Demo"),
     _code("x = 2"),
-    _md("## Exercises\n\n```{exercise-start}\n:label: ex-d-one\n```\nDouble x.\n"
-        "```{exercise-end}\n```\n\n```{solution-start} ex-d-one\n:class: dropdown\n```"),
+    _md(
+        "## Exercises\n\n```{exercise-start}\n:label: ex-d-one\n```\nDouble x.\n"
+        "```{exercise-end}\n```\n\n```{solution-start} ex-d-one\n:class: dropdown\n```"
+    ),
     _code("SECRET_ONE = x * 2\nSECRET_ONE"),
     _md("Prose inside the first solution."),
     _code("assert SECRET_ONE == 4"),
-    _md("```{solution-end}\n```\n\n:::{exercise-start}\n:label: ex-d-two\n:::\nWhy?\n"
+    _md(
+        "```{solution-end}\n```\n\n:::{exercise-start}\n:label: ex-d-two\n:::\nWhy?\n"
         ":::{exercise-end}\n:::\n::::{solution-start} ex-d-two\n:class: dropdown\n::::\n"
-        "SECRET_TWO because.\n::::{solution-end}\n::::\nText after both."),
+        "SECRET_TWO because.\n::::{solution-end}\n::::\nText after both."
+    ),
     _code("y = x + 1"),
 ]
 
@@ -109,7 +119,10 @@ def test_synthetic_solutions_are_removed_and_exercises_kept():
     # Text sharing a cell with a marker survives; so does code outside solutions.
     assert "Double x." in text and "Why?" in text and "Text after both." in text
     assert [c.source for c in student.cells if c.cell_type == "code"] == [
-        "x = 2", "# Your answer to exercise 1", "y = x + 1"]
+        "x = 2",
+        "# Your answer to exercise 1",
+        "y = x + 1",
+    ]
     # The prose-only solution leaves a markdown answer cell after its exercise.
     answer = next(i for i, c in enumerate(student.cells) if "Your answer to exercise 2" in c.source)
     assert student.cells[answer].cell_type == "markdown"
@@ -137,10 +150,13 @@ def test_original_is_not_modified():
     assert nbformat.writes(original) == before
 
 
-@pytest.mark.parametrize("cells, message", [
-    ([_md("```{solution-start} ex-x\n```"), _code("1")], "never ends"),
-    ([_md("```{solution-end}\n```")], "without solution-start"),
-])
+@pytest.mark.parametrize(
+    "cells, message",
+    [
+        ([_md("```{solution-start} ex-x\n```"), _code("1")], "never ends"),
+        ([_md("```{solution-end}\n```")], "without solution-start"),
+    ],
+)
 def test_unbalanced_markers_raise(cells, message):
     notebook = nbformat.v4.new_notebook(cells=[nbformat.from_dict(c) for c in cells])
     with pytest.raises(ValueError, match=message):
@@ -151,8 +167,7 @@ def test_a_leaking_stripper_would_be_caught():
     """The checks used below on real chapters do detect a leaked solution."""
     leaked = _synthetic()  # not stripped at all
     assert MARKER.search(_all_text(leaked))
-    assert set(_solution_code(leaked)) == {"SECRET_ONE = x * 2\nSECRET_ONE",
-                                           "assert SECRET_ONE == 4"}
+    assert set(_solution_code(leaked)) == {"SECRET_ONE = x * 2\nSECRET_ONE", "assert SECRET_ONE == 4"}
 
 
 def test_main_writes_one_student_notebook_per_chapter(tmp_path):
@@ -185,7 +200,7 @@ def test_student_keeps_every_exercise(pair):
     text = _all_text(student)
     for label, statement in exercise_statements(original).items():
         first = statement.splitlines()[0]
-        first = first if "{" not in first else first[:first.index("{")]  # before any role
+        first = first if "{" not in first else first[: first.index("{")]  # before any role
         assert len(first) > 10 and first in text, f"{label}: statement {first!r} missing"
 
 
@@ -205,8 +220,10 @@ def test_glued_numbers_are_pasted(pair):
     path, original, student = pair
     glue = glue_values(original)
     text = _all_text(student)
-    roles = re.findall(r"\{glue:text\}`([^`]+)`", "\n".join(
-        c.source for c in strip_solutions(original).cells if c.cell_type == "markdown"))
+    roles = re.findall(
+        r"\{glue:text\}`([^`]+)`",
+        "\n".join(c.source for c in strip_solutions(original).cells if c.cell_type == "markdown"),
+    )
     assert roles or path.name.startswith("00"), f"{path.name} quotes no glued number"
     for role in roles:
         key, _, spec = role.rpartition(":") if ":" in role else (role, "", "s")
@@ -216,8 +233,10 @@ def test_glued_numbers_are_pasted(pair):
 def test_student_figures_are_attached(pair):
     """Each glued figure outside the solutions is an image attachment of its cell."""
     path, original, student = pair
-    figures = re.findall(r"\{glue:figure\}\s*(\S+)", "\n".join(
-        c.source for c in strip_solutions(original).cells if c.cell_type == "markdown"))
+    figures = re.findall(
+        r"\{glue:figure\}\s*(\S+)",
+        "\n".join(c.source for c in strip_solutions(original).cells if c.cell_type == "markdown"),
+    )
     attached = {name for c in student.cells for name in c.get("attachments", {})}
     assert {f"{name}.png" for name in figures} <= attached
 
@@ -247,11 +266,24 @@ def test_full_reading_copy_keeps_solutions_and_outputs(pair):
     assert outputs == [c.outputs for c in original.cells if c.cell_type == "code"]
 
 
-@pytest.mark.parametrize("text, spec", [
-    ("0.123456", ".2f"), ("9.22", ".1f"), ("0.0737", ".1%"), ("14", ""), ("14", "d"), ("2.0", "g"),
-    ("'H100 SXM'", "s"), ("'81,920'", ""), ("1.3882863340563991", ".3f"), ("3.5e-06", ".2e"),
-    ("not a literal", "s"), ("12.0", ".0f"), ("True", "s"),
-])
+@pytest.mark.parametrize(
+    "text, spec",
+    [
+        ("0.123456", ".2f"),
+        ("9.22", ".1f"),
+        ("0.0737", ".1%"),
+        ("14", ""),
+        ("14", "d"),
+        ("2.0", "g"),
+        ("'H100 SXM'", "s"),
+        ("'81,920'", ""),
+        ("1.3882863340563991", ".3f"),
+        ("3.5e-06", ".2e"),
+        ("not a literal", "s"),
+        ("12.0", ".0f"),
+        ("True", "s"),
+    ],
+)
 def test_glue_formatting_is_myst_nbs(text, spec):
     """tools.notebooks.glue writes myst-nb's rule out; the two must agree."""
     from myst_nb.core.variables import format_plain_text
@@ -273,8 +305,13 @@ def test_student_notebook_runs_without_torch(pair):
     """
     path, _, student = pair
     executed = copy.deepcopy(student)
-    NotebookClient(executed, timeout=600, kernel_name="python3", extra_arguments=[WITHOUT_TORCH],
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        executed,
+        timeout=600,
+        kernel_name="python3",
+        extra_arguments=[WITHOUT_TORCH],
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
     live = [cell for cell in executed.cells if cell.cell_type == "code" and "live_run_problem(" in cell.source]
     if path.name.startswith("10_"):
         assert len(live) == 1, "chapter 10 has one live-run cell"
@@ -319,7 +356,8 @@ def _fake_site(tmp_path: Path) -> Path:
     (html / "searchindex.js").write_text(
         'Search.setIndex({"docnames":["book/answers","book/chapter","book/workshop"],"filenames":['
         '"book/answers.md","book/chapter.md","book/workshop.md"],"terms":{"secret":0,"doubl":[0,1],'
-        '"secret_solut":1,"stumbl":2},"titleterms":{"answer":0},"alltitles":{"Answer sheet":[[0,null]]}})')
+        '"secret_solut":1,"stumbl":2},"titleterms":{"answer":0},"alltitles":{"Answer sheet":[[0,null]]}})'
+    )
     return html
 
 
@@ -335,7 +373,7 @@ def test_participant_html_has_no_answers(tmp_path):
     assert "_images/kept.png" in files
     page = files["book/chapter.html"].decode()
     assert "SECRET_SOLUTION" not in page and "Double x." in page
-    assert "TEACHER_NOTE" not in page and '<div><p>Your teacher goes through them.' in page
+    assert "TEACHER_NOTE" not in page and "<div><p>Your teacher goes through them." in page
     assert "answers.html" not in page and "2. The time budget" in page
     assert "Model answers are on the answer sheet." in BeautifulSoup(page, "html.parser").get_text()
     assert "answers.html" not in files["index.html"].decode()
@@ -363,12 +401,20 @@ def test_bundles_hold_what_participant_and_teacher_need(tmp_path):
         full.mkdir(exist_ok=True)
         nbformat.write(make_full(nbformat.read(chapter, as_version=4), INDEX), full / chapter.name)
     participant = tools.release.dist.build_zip(tmp_path / "dist", root=ROOT, html=html, student=student)
-    teacher = tools.release.dist.build_zip(tmp_path / "dist", root=ROOT, kind="teacher", html=html,
-                                   student=student, full=full)
+    teacher = tools.release.dist.build_zip(
+        tmp_path / "dist", root=ROOT, kind="teacher", html=html, student=student, full=full
+    )
     names = set(zipfile.ZipFile(participant).namelist())
     top = tools.release.dist.NAME
-    for required in ("html/index.html", "requirements-participant.txt", "requirements-participant-torch.txt",
-                     "pyproject.toml", "lib/__init__.py", "lib/budget.py", "README-offline.txt"):
+    for required in (
+        "html/index.html",
+        "requirements-participant.txt",
+        "requirements-participant-torch.txt",
+        "pyproject.toml",
+        "lib/__init__.py",
+        "lib/budget.py",
+        "README-offline.txt",
+    ):
         assert f"{top}/{required}" in names
     for chapter in CHAPTERS:
         assert f"{top}/student/{chapter.name}" in names
@@ -377,8 +423,11 @@ def test_bundles_hold_what_participant_and_teacher_need(tmp_path):
     assert not any("__pycache__" in n or ".venv" in n or "wheels/" in n for n in names)
     teacher_names = set(zipfile.ZipFile(teacher).namelist())
     top = tools.release.dist.TEACHER_NAME
-    assert {f"{top}/html/book/answers.html", f"{top}/requirements.txt",
-            f"{top}/notebooks/{CHAPTERS[0].name}"} <= teacher_names
+    assert {
+        f"{top}/html/book/answers.html",
+        f"{top}/requirements.txt",
+        f"{top}/notebooks/{CHAPTERS[0].name}",
+    } <= teacher_names
     readme = zipfile.ZipFile(participant).read(f"{tools.release.dist.NAME}/README-offline.txt").decode()
     assert _readme_commands(readme) == tools.release.dist.PARTICIPANT_COMMANDS
     assert "pip download -r requirements.txt" not in readme and "-e ." not in readme
@@ -421,6 +470,7 @@ def _bundle_text(path: Path) -> str:
                 text = BeautifulSoup(text, "html.parser").get_text()
             elif name.endswith(".ipynb"):
                 import json
+
                 notebook = json.loads(text)
                 text = "\n".join("".join(c.get("source", "")) for c in notebook.get("cells", []))
             parts.append(text)
@@ -451,8 +501,11 @@ def _run_note_problems(path: Path) -> tuple[int, list[str]]:
     with zipfile.ZipFile(path) as bundle:
         names = set(bundle.namelist())
         readme = bundle.read(f"{top}/README-offline.txt").decode()
-        pages = {name: bundle.read(name).decode() for name in names if name.startswith(f"{top}/html/notebooks/")
-                 and name.endswith(".html")}
+        pages = {
+            name: bundle.read(name).decode()
+            for name in names
+            if name.startswith(f"{top}/html/notebooks/") and name.endswith(".html")
+        }
     present = names | {name.rsplit("/", 1)[0] for name in names}
     count, problems = 0, []
     for page, text in sorted(pages.items()):
@@ -497,8 +550,9 @@ def built_bundles(tmp_path_factory) -> tuple[Path, Path]:
     student = tmp_path / "student"
     tools.teaching.student.main([str(NOTEBOOKS), str(student)])
     participant = tools.release.dist.build_zip(tmp_path / "dist", root=ROOT, html=html, student=student)
-    teacher = tools.release.dist.build_zip(tmp_path / "dist", root=ROOT, kind="teacher", html=html, student=student,
-                                           full=NOTEBOOKS)
+    teacher = tools.release.dist.build_zip(
+        tmp_path / "dist", root=ROOT, kind="teacher", html=html, student=student, full=NOTEBOOKS
+    )
     return participant, teacher
 
 
@@ -519,8 +573,7 @@ def test_participant_bundle_of_the_built_book_holds_no_solution(built_bundles):
     path, teacher = built_bundles
     text = _bundle_text(path)
     assert "Exercise" in text and "The time budget" in text
-    leaks = [f"{chapter}: {line}" for chapter, lines in _solution_snippets().items()
-             for line in lines if line in text]
+    leaks = [f"{chapter}: {line}" for chapter, lines in _solution_snippets().items() for line in lines if line in text]
     assert not leaks, "solution code in the participant bundle:\n" + "\n".join(leaks[:20])
     teacher_text = _bundle_text(teacher)
     assert any(line in teacher_text for lines in _solution_snippets().values() for line in lines)

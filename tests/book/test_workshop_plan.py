@@ -79,14 +79,19 @@ def test_agenda_names_what_exists(agenda):
         assert step.kind != "live" or (step.notebook and step.cells)
 
 
-@pytest.mark.parametrize("agenda, block, step", LIVE, ids=lambda x: getattr(x, "key", None) or
-                         (f"{clock(x.start)}" if isinstance(x, Step) else None))
+@pytest.mark.parametrize(
+    "agenda, block, step",
+    LIVE,
+    ids=lambda x: getattr(x, "key", None) or (f"{clock(x.start)}" if isinstance(x, Step) else None),
+)
 def test_live_step_cells_are_what_the_teacher_meets(agenda, block, step):
     student = _student(step.notebook)
     ids = [cell.get("id") for cell in student.cells]
     missing = [cell.id for cell in step.cells if cell.id not in ids]
-    assert not missing, (f"{_where(agenda, step)}: cell ids {missing} are not in the notebook (removed, or split "
-                         f"into new cells?): update book/workshop_plan.yml")
+    assert not missing, (
+        f"{_where(agenda, step)}: cell ids {missing} are not in the notebook (removed, or split "
+        f"into new cells?): update book/workshop_plan.yml"
+    )
     positions = [ids.index(cell.id) for cell in step.cells]
     assert positions == sorted(positions), f"{_where(agenda, step)}: the cells are not in notebook order"
     code = [i for i, cell in enumerate(student.cells) if cell.cell_type == "code"]
@@ -101,14 +106,17 @@ def test_live_step_cells_are_what_the_teacher_meets(agenda, block, step):
             assert _hidden(source), f"{name}: a check cell is one the student copy shows collapsed"
         else:
             assert not _hidden(source), f"{name}: a {cell.role} cell must be visible"
-        said = re.search(r"code cell \d+|the Setup cell", workshop_pages.cell_label(
-            workshop_pages._student_code(step.notebook), cell.id)).group(0)
+        said = re.search(
+            r"code cell \d+|the Setup cell",
+            workshop_pages.cell_label(workshop_pages._student_code(step.notebook), cell.id),
+        ).group(0)
         found = re.search(r"code cell \d+|the Setup cell", cell_label(student, cell.id)).group(0)
         assert said == found, f"{name}: the guide says {said}, the student notebook has it as {found}"
         follower = next((i for i in code if i > at), None)
         if cell.role == "live" and follower is not None and _hidden(student.cells[follower]):
-            assert ids[follower] in planned, (f"{name}: Shift-Enter runs the collapsed cell {ids[follower]} after it; "
-                                              "add it to the plan as a check")
+            assert ids[follower] in planned, (
+                f"{name}: Shift-Enter runs the collapsed cell {ids[follower]} after it; add it to the plan as a check"
+            )
 
 
 @pytest.mark.parametrize("agenda", AGENDAS, ids=lambda a: a.key)
@@ -122,10 +130,15 @@ def test_live_steps_name_every_visible_cell_they_pass(agenda):
         for notebook, planned in named.items():
             cells = _student(notebook).cells
             at = [i for i, cell in enumerate(cells) if cell.get("id") in planned]
-            skipped = [cell.get("id") for cell in cells[min(at):max(at) + 1]
-                       if cell.cell_type == "code" and not _hidden(cell) and cell.get("id") not in planned]
-            assert not skipped, (f"{agenda.key}, {block.title}: student/{notebook}.ipynb's visible code cells "
-                                 f"{skipped} lie between the live cells but are not in book/workshop_plan.yml")
+            skipped = [
+                cell.get("id")
+                for cell in cells[min(at) : max(at) + 1]
+                if cell.cell_type == "code" and not _hidden(cell) and cell.get("id") not in planned
+            ]
+            assert not skipped, (
+                f"{agenda.key}, {block.title}: student/{notebook}.ipynb's visible code cells "
+                f"{skipped} lie between the live cells but are not in book/workshop_plan.yml"
+            )
 
 
 def test_every_cell_id_in_the_plan_is_quoted():
@@ -153,13 +166,20 @@ def _binds(source: str) -> set[str]:
         return set()
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     names |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    names |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-              for a in n.names}
+    names |= {
+        (a.asname or a.name).split(".")[0]
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        for a in n.names
+    }
     return names
 
 
-@pytest.mark.parametrize("agenda, block, step", LIVE, ids=lambda x: getattr(x, "key", None) or
-                         (f"{clock(x.start)}" if isinstance(x, Step) else None))
+@pytest.mark.parametrize(
+    "agenda, block, step",
+    LIVE,
+    ids=lambda x: getattr(x, "key", None) or (f"{clock(x.start)}" if isinstance(x, Step) else None),
+)
 def test_live_step_runs_in_a_fresh_kernel(agenda, block, step):
     student = _student(step.notebook)
     by_id = {cell.get("id"): cell for cell in student.cells}
@@ -167,27 +187,45 @@ def test_live_step_runs_in_a_fresh_kernel(agenda, block, step):
     assert not missing, f"{_where(agenda, step)}: cell ids {missing} are not in the notebook: update the plan"
     notebook = copy.deepcopy(student)
     notebook.cells = [copy.deepcopy(by_id[cell.id]) for cell in step.cells]
-    client = NotebookClient(notebook, timeout=600, kernel_name="python3", extra_arguments=[WITHOUT_TORCH],
-                            resources={"metadata": {"path": str(NOTEBOOKS)}})
+    client = NotebookClient(
+        notebook,
+        timeout=600,
+        kernel_name="python3",
+        extra_arguments=[WITHOUT_TORCH],
+        resources={"metadata": {"path": str(NOTEBOOKS)}},
+    )
     try:
         client.execute()
     except CellExecutionError as error:
-        failed = next((c for c in notebook.cells if any(o.get("output_type") == "error" for o in c.get("outputs", []))),
-                      None)
+        failed = next(
+            (c for c in notebook.cells if any(o.get("output_type") == "error" for o in c.get("outputs", []))), None
+        )
         cell_id = failed.get("id") if failed is not None else "?"
         undefined = re.fullmatch(r"name '(\w+)' is not defined", str(error.evalue))
         planned = {c.id for c in step.cells}
-        hint = [cell.get("id") for cell in student.cells if undefined and cell.cell_type == "code"
-                and cell.get("id") not in planned and undefined.group(1) in _binds(cell.source)]
+        hint = [
+            cell.get("id")
+            for cell in student.cells
+            if undefined
+            and cell.cell_type == "code"
+            and cell.get("id") not in planned
+            and undefined.group(1) in _binds(cell.source)
+        ]
         hint = f"{undefined.group(1)} is defined in cell(s) {hint} of the notebook" if undefined and hint else ""
-        pytest.fail(f"{_where(agenda, step)}: cell {cell_id} fails in a fresh kernel:\n"
-                    f"{error.ename}: {error.evalue}"
-                    + (f"\n{hint}: add the one it needs before it (role needs)" if hint else ""))
+        pytest.fail(
+            f"{_where(agenda, step)}: cell {cell_id} fails in a fresh kernel:\n"
+            f"{error.ename}: {error.evalue}"
+            + (f"\n{hint}: add the one it needs before it (role needs)" if hint else "")
+        )
 
 
 def test_answer_sheet_answers_each_question_at_its_time():
     answers = (ROOT / "book" / "answers.md").read_text(encoding="utf-8")
-    missing = [f"{agenda.key}: **{clock(step.start)} · {question}**" for agenda in AGENDAS
-               for _, step in agenda.steps("ask") for question in step.questions
-               if f"**{clock(step.start)} · {question}**" not in answers]
+    missing = [
+        f"{agenda.key}: **{clock(step.start)} · {question}**"
+        for agenda in AGENDAS
+        for _, step in agenda.steps("ask")
+        for question in step.questions
+        if f"**{clock(step.start)} · {question}**" not in answers
+    ]
     assert not missing, "book/answers.md lacks model answers headed:\n" + "\n".join(missing)

@@ -66,10 +66,19 @@ def _build_page(tmp_path: Path, files: dict[str, str]) -> str:
     (source / "conf.py").write_text(
         f"import sys\nsys.path.insert(0, {str(ROOT)!r})\n"
         "extensions = ['myst_parser', 'tools.sphinx.bundle_sizes']\n"
-        f"bundle_sizes_files = {files!r}\n")
+        f"bundle_sizes_files = {files!r}\n"
+    )
     (source / "index.md").write_text("# Sizes\n\n" + _guide_paragraphs() + "\n")
-    app = Sphinx(str(source), str(source), str(tmp_path / "out"), str(tmp_path / "doctrees"), "html",
-                 status=None, warning=None, freshenv=True)
+    app = Sphinx(
+        str(source),
+        str(source),
+        str(tmp_path / "out"),
+        str(tmp_path / "doctrees"),
+        "html",
+        status=None,
+        warning=None,
+        freshenv=True,
+    )
     app.build()
     return (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
 
@@ -88,7 +97,7 @@ def _close(text: str, count: float) -> bool:
     """Whether a size in words (``18.6 MB``) is ``count`` bytes to the precision it is written with."""
     number, unit = text.split()
     digits = len(number.partition(".")[2])
-    return abs(float(number) * UNITS[unit] - count) <= 0.5 * 10 ** -digits * UNITS[unit] + 1
+    return abs(float(number) * UNITS[unit] - count) <= 0.5 * 10**-digits * UNITS[unit] + 1
 
 
 @pytest.fixture(scope="module")
@@ -107,8 +116,7 @@ def measured(tmp_path_factory):
     (folder / "torch-2.13.0-cp312-cp312-win_amd64.whl").write_bytes(b"t" * 7_000_000)
     wheels.write_sizes(folder, ROOT)
     files = {"dist": str(target / dist.SIZES), "wheels": str(folder / wheels.SIZES)}
-    return {"participant": participant, "teacher": teacher, "pdf": pdf,
-            "page": _build_page(tmp_path, files)}
+    return {"participant": participant, "teacher": teacher, "pdf": pdf, "page": _build_page(tmp_path, files)}
 
 
 def test_the_guide_shows_the_sizes_of_the_bundle_built_in_the_same_run(measured):
@@ -117,11 +125,16 @@ def test_the_guide_shows_the_sizes_of_the_bundle_built_in_the_same_run(measured)
     shown = _figures(measured["page"])
     with zipfile.ZipFile(measured["participant"]) as bundle:
         unzipped = sum(info.file_size for info in bundle.infolist())
-    expected = {"participant-zip": measured["participant"].stat().st_size, "participant-unzipped": unzipped,
-                "teacher-zip": measured["teacher"].stat().st_size, "pdf-size": measured["pdf"].stat().st_size,
-                "wheels": 3_000_000, "torch-wheels": 7_000_000,
-                "disk": unzipped + bundle_sizes.ENVIRONMENT["base"] + 3_000_000,
-                "disk-torch": unzipped + sum(bundle_sizes.ENVIRONMENT.values()) + 10_000_000}
+    expected = {
+        "participant-zip": measured["participant"].stat().st_size,
+        "participant-unzipped": unzipped,
+        "teacher-zip": measured["teacher"].stat().st_size,
+        "pdf-size": measured["pdf"].stat().st_size,
+        "wheels": 3_000_000,
+        "torch-wheels": 7_000_000,
+        "disk": unzipped + bundle_sizes.ENVIRONMENT["base"] + 3_000_000,
+        "disk-torch": unzipped + sum(bundle_sizes.ENVIRONMENT.values()) + 10_000_000,
+    }
     for key, count in expected.items():
         assert shown.get(key), f"the guide does not show {key}"
         for text in shown[key]:
@@ -150,6 +163,7 @@ def test_the_guide_types_no_size_of_the_bundle_or_the_wheels():
 def test_without_sizes_files_every_figure_reads_not_measured(tmp_path):
     sizes = bundle_sizes.load(tmp_path)
     assert sizes == {"dist": None, "wheels": None}
-    assert all(bundle_sizes.figure(key, sizes) == "not measured"
-               for key, (needs, _) in bundle_sizes.FIGURES.items() if needs)
+    assert all(
+        bundle_sizes.figure(key, sizes) == "not measured" for key, (needs, _) in bundle_sizes.FIGURES.items() if needs
+    )
     assert "No bundle had been built" in bundle_sizes.note(sizes)

@@ -24,14 +24,21 @@ def _dry_run(tmp_path: Path, book_is_fresh: bool) -> str:
     if shutil.which("make") is None:
         pytest.fail("make not found: the Makefile's promises cannot be checked")
     now = time.time() + 60  # newer than any file a checkout just wrote
-    stamps = {"STAMP": tmp_path / "venv.installed", "BOOK_STAMP": tmp_path / "book.built",
-              "PDF_FILE": tmp_path / "book.pdf"}
+    stamps = {
+        "STAMP": tmp_path / "venv.installed",
+        "BOOK_STAMP": tmp_path / "book.built",
+        "PDF_FILE": tmp_path / "book.pdf",
+    }
     ages = {"STAMP": now, "BOOK_STAMP": now + 10 if book_is_fresh else 0, "PDF_FILE": now + 20}
     for name, path in stamps.items():
         path.touch()
         os.utime(path, (ages[name], ages[name]))
-    done = subprocess.run(["make", "-n", "dist", *(f"{name}={path}" for name, path in stamps.items())],
-                          cwd=ROOT, capture_output=True, text=True)
+    done = subprocess.run(
+        ["make", "-n", "dist", *(f"{name}={path}" for name, path in stamps.items())],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -46,10 +46,10 @@ import pytest
 import tools.release.dist
 from tools.notebooks.book_index import book_index
 from tools.prerequisites import find_python, require
-from tools.teaching.student import make_student
 from tools.release.wheel_check import LEFT_OUT, canonical
 from tools.release.wheel_targets import PYTHONS, Target, host_platform
 from tools.release.wheels import download_wheels, project_wheel
+from tools.teaching.student import make_student
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,8 +58,20 @@ GUIDE = ROOT / "book" / "workshop.md"
 CHAPTER = ROOT / "notebooks" / "01_splitting_a_matrix.ipynb"
 
 #: Packages of requirements.txt that only build or test the book: none may reach a participant.
-TOOLCHAIN = {"jupyter-book", "sphinx", "playwright", "axe-playwright-python", "hypothesis", "pytest",
-             "nbval", "coverage", "sphinx-book-theme", "pydata-sphinx-theme", "sqlalchemy", "torch"}
+TOOLCHAIN = {
+    "jupyter-book",
+    "sphinx",
+    "playwright",
+    "axe-playwright-python",
+    "hypothesis",
+    "pytest",
+    "nbval",
+    "coverage",
+    "sphinx-book-theme",
+    "pydata-sphinx-theme",
+    "sqlalchemy",
+    "torch",
+}
 
 #: One test per supported Python line: "3.11", "3.12", "3.13".
 SUPPORTED = tuple(".".join(python.split(".")[:2]) for python in PYTHONS)
@@ -88,7 +100,7 @@ def _guide_block(marker: str) -> list[str]:
 
 def _readme_block(heading: str) -> list[str]:
     """The lines of the first indented block under ``heading`` in the bundle's README."""
-    after = tools.release.dist.README[tools.release.dist.README.index(heading):]
+    after = tools.release.dist.README[tools.release.dist.README.index(heading) :]
     block = re.search(r"\n\n((?: {4}.*\n)+)", after)
     return [line.strip() for line in block.group(1).splitlines()]
 
@@ -102,15 +114,19 @@ def test_participant_requirements_are_small_and_agree_with_the_build_pins():
     participant, build = _pins(REQUIREMENTS), _pins(ROOT / "requirements.txt")
     assert {"numpy", "matplotlib", "myst-nb", "ipykernel", "jupyterlab", "jupyterlab-myst"} <= set(participant)
     assert not TOOLCHAIN & set(participant), TOOLCHAIN & set(participant)
-    different = {name: (version, build[name]) for name, version in participant.items()
-                 if name in build and build[name] != version}
+    different = {
+        name: (version, build[name])
+        for name, version in participant.items()
+        if name in build and build[name] != version
+    }
     assert not different, f"participant pins differ from requirements.txt: {different}"
     lines = [line.split("#")[0].strip() for line in REQUIREMENTS.read_text(encoding="utf-8").splitlines()]
     assert not [line for line in lines if line.startswith(("-e", "."))], "no editable or local line"
     torch = _pins(ROOT / "requirements-participant-torch.txt")
     assert torch["torch"] == build["torch"]
-    different = {name: (version, build[name]) for name, version in torch.items()
-                 if name in build and build[name] != version}
+    different = {
+        name: (version, build[name]) for name, version in torch.items() if name in build and build[name] != version
+    }
     assert not different, f"torch pins differ from requirements.txt: {different}"
     assert not set(torch) & set(participant), "a package is pinned in both participant files"
 
@@ -153,21 +169,35 @@ def test_project_wheel_holds_every_subpackage_and_the_room_settings(bundle_zip):
     with zipfile.ZipFile(project) as wheel:
         names = wheel.namelist()
     packaged = {name.rsplit("/", 1)[0] for name in names if name.endswith("/__init__.py")}
-    expected = {p.parent.relative_to(ROOT).as_posix() for p in (ROOT / "lib").rglob("__init__.py")
-                if "__pycache__" not in p.parts}
-    assert expected <= packaged, (f"the project's wheel lacks {sorted(expected - packaged)}: pyproject.toml "
-                                  "must list lib's subpackages (setuptools packages.find include lib*)")
+    expected = {
+        p.parent.relative_to(ROOT).as_posix()
+        for p in (ROOT / "lib").rglob("__init__.py")
+        if "__pycache__" not in p.parts
+    }
+    assert expected <= packaged, (
+        f"the project's wheel lacks {sorted(expected - packaged)}: pyproject.toml "
+        "must list lib's subpackages (setuptools packages.find include lib*)"
+    )
     assert any(name.endswith(".data/data/" + OVERRIDES) for name in names), names
 
 
 def _clean_env(home: Path) -> dict[str, str]:
     """A participant's environment: no pip configuration, no Jupyter state, no PYTHONPATH."""
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("PIP_", "JUPYTER", "PYTHON", "VIRTUAL_ENV"))}
-    env.update(HOME=str(home), PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1",
-               JUPYTER_PLATFORM_DIRS="1", PYDEVD_DISABLE_FILE_VALIDATION="1")
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
-                                  if not p.startswith(str(ROOT / ".venv")))
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("PIP_", "JUPYTER", "PYTHON", "VIRTUAL_ENV"))
+    }
+    env.update(
+        HOME=str(home),
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        JUPYTER_PLATFORM_DIRS="1",
+        PYDEVD_DISABLE_FILE_VALIDATION="1",
+    )
+    env["PATH"] = os.pathsep.join(
+        p for p in env.get("PATH", "").split(os.pathsep) if not p.startswith(str(ROOT / ".venv"))
+    )
     return env
 
 
@@ -193,12 +223,17 @@ def _room_settings_hold(venv: Path) -> None:
 @pytest.mark.parametrize("minor", SUPPORTED)
 def test_offline_install_runs_a_student_notebook(minor, bundle_zip, tmp_path):
     found = find_python(minor)
-    require(None if found else f"No Python {minor} interpreter with venv here (tools.prerequisites.find_python).",
-            "The participants' install under it is skipped.",
-            "CI must run the participants' install under every supported Python.")
+    require(
+        None if found else f"No Python {minor} interpreter with venv here (tools.prerequisites.find_python).",
+        "The participants' install under it is skipped.",
+        "CI must run the participants' install under every supported Python.",
+    )
     platform_key = host_platform()
-    require(None if platform_key else "This machine is not one of the workshop's platforms.",
-            "The offline install is skipped.", "CI must run the offline install.")
+    require(
+        None if platform_key else "This machine is not one of the workshop's platforms.",
+        "The offline install is skipped.",
+        "CI must run the offline install.",
+    )
     python, version = found
     wheels = _wheels(Target(platform_key, version))
     zipped, project = bundle_zip
@@ -224,37 +259,65 @@ def test_offline_install_runs_a_student_notebook(minor, bundle_zip, tmp_path):
 
     venv = bundle / ".venv"
     python = venv / "bin" / "python"
-    where = subprocess.run([str(python), "-c", "import platform, lib, lib.collectives, myst_nb, jupyterlab_myst; "
-                            "print(lib.__file__); print(platform.python_version())"], cwd=bundle / "student",
-                           env=env, capture_output=True, text=True)
+    where = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import platform, lib, lib.collectives, myst_nb, jupyterlab_myst; "
+            "print(lib.__file__); print(platform.python_version())",
+        ],
+        cwd=bundle / "student",
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert where.returncode == 0, where.stderr
     location, running = where.stdout.split()
     assert Path(location).is_relative_to(venv) and running == version, where.stdout
     check = subprocess.run([str(python), "-m", "pip", "check"], env=env, capture_output=True, text=True)
-    problems = [line for line in check.stdout.splitlines()
-                if line.strip() and not re.match(r"myst-nb [\d.]+ requires ([\w.-]+), which is not installed",
-                                                 line, re.IGNORECASE)]
+    problems = [
+        line
+        for line in check.stdout.splitlines()
+        if line.strip()
+        and not re.match(r"myst-nb [\d.]+ requires ([\w.-]+), which is not installed", line, re.IGNORECASE)
+    ]
     omitted = {_name(m) for m in re.findall(r"requires ([\w.-]+), which is not installed", check.stdout)}
     assert not problems, "\n".join(problems)
     assert omitted <= LEFT_OUT, omitted
-    specs = subprocess.run([str(venv / "bin" / "jupyter"), "kernelspec", "list", "--json"], env=env,
-                           capture_output=True, text=True)
+    specs = subprocess.run(
+        [str(venv / "bin" / "jupyter"), "kernelspec", "list", "--json"], env=env, capture_output=True, text=True
+    )
     kernel = json.loads(specs.stdout)["kernelspecs"]["python3"]
     assert Path(kernel["resource_dir"]).is_relative_to(venv), kernel
     _room_settings_hold(venv)
 
     start = time.perf_counter()
-    run = subprocess.run([str(venv / "bin" / "jupyter"), "nbconvert", "--to", "notebook", "--execute",
-                          f"student/{CHAPTER.name}", "--output-dir", str(tmp_path / "out"),
-                          "--ExecutePreprocessor.timeout=300"],
-                         cwd=bundle, env=env, capture_output=True, text=True)
+    run = subprocess.run(
+        [
+            str(venv / "bin" / "jupyter"),
+            "nbconvert",
+            "--to",
+            "notebook",
+            "--execute",
+            f"student/{CHAPTER.name}",
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--ExecutePreprocessor.timeout=300",
+        ],
+        cwd=bundle,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     print(f"Python {version}: executing student/{CHAPTER.name}: {time.perf_counter() - start:.1f} s")
     assert run.returncode == 0, run.stderr[-4000:]
     executed = nbformat.read(tmp_path / "out" / CHAPTER.name, as_version=4)
     outputs = [o for c in executed.cells if c.cell_type == "code" for o in c.outputs]
     assert outputs and not any(o.output_type == "error" for o in outputs)
-    print(f"wheels: {sum(p.stat().st_size for p in (bundle / 'wheels').iterdir()) / 1e6:.0f} MB, "
-          f"{len(list((bundle / 'wheels').glob('*.whl')))} files; .venv {_megabytes(venv):.0f} MB")
+    print(
+        f"wheels: {sum(p.stat().st_size for p in (bundle / 'wheels').iterdir()) / 1e6:.0f} MB, "
+        f"{len(list((bundle / 'wheels').glob('*.whl')))} files; .venv {_megabytes(venv):.0f} MB"
+    )
 
 
 def _megabytes(folder: Path) -> float:

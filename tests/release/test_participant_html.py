@@ -29,7 +29,8 @@ def _site(tmp_path: Path) -> Path:
     (html / "book" / "page.html").write_text(
         '<ul><li><a href="answers%2Ehtml#q1">Answers</a></li></ul>'
         '<p>Also <a href="./answers.html?x=1">here</a>.</p>'
-        '<img src="../_images/a%20b.png" alt=""><img src="data:image/png;base64,AA" alt="">')
+        '<img src="../_images/a%20b.png" alt=""><img src="data:image/png;base64,AA" alt="">'
+    )
     return html
 
 
@@ -59,10 +60,16 @@ def test_participant_copy_of_the_built_book_has_no_guide_and_no_solution_only_se
         pytest.fail("No built book at _build/html: run `make book` first.")
     files = participant_html(html)
     assert not set(ANSWER_PAGES) & set(files)
-    pages = {name: BeautifulSoup(data.decode("utf-8"), "html.parser") for name, data in files.items()
-             if name.endswith(".html") and isinstance(data, bytes)}
-    linking = [name for name, soup in pages.items()
-               if any(a["href"].split("#")[0].endswith("workshop.html") for a in soup.find_all("a", href=True))]
+    pages = {
+        name: BeautifulSoup(data.decode("utf-8"), "html.parser")
+        for name, data in files.items()
+        if name.endswith(".html") and isinstance(data, bytes)
+    }
+    linking = [
+        name
+        for name, soup in pages.items()
+        if any(a["href"].split("#")[0].endswith("workshop.html") for a in soup.find_all("a", href=True))
+    ]
     assert not linking, f"pages still link to the teacher's guide: {linking}"
     assert not any("Common stumbling points" in soup.get_text() for soup in pages.values())
 

@@ -44,10 +44,10 @@ import yaml
 
 from lib.serving import best, plan
 from lib.transformer import PRESETS
-from tools.site.browser import missing_chromium, toc_parts
 from tools.pdf.build import PDF, report_path
 from tools.pdf.page import MARGINS_MM, TITLE
 from tools.prerequisites import require
+from tools.site.browser import missing_chromium, toc_parts
 
 pytestmark = pytest.mark.pdf
 
@@ -71,8 +71,9 @@ def _pdf_path() -> Path:
 
 
 def _run(*command: str | Path) -> str:
-    return subprocess.run([str(part) for part in command], check=True, capture_output=True,
-                          text=True, encoding="utf-8", errors="replace").stdout
+    return subprocess.run(
+        [str(part) for part in command], check=True, capture_output=True, text=True, encoding="utf-8", errors="replace"
+    ).stdout
 
 
 def normalise(text: str) -> str:
@@ -95,8 +96,12 @@ def source_title(path: Path) -> str:
     'The K-device budget for K'
     """
     if path.suffix == ".ipynb":
-        lines = [line for cell in nbformat.read(path, as_version=4).cells
-                 if cell.cell_type == "markdown" for line in cell.source.splitlines()]
+        lines = [
+            line
+            for cell in nbformat.read(path, as_version=4).cells
+            if cell.cell_type == "markdown"
+            for line in cell.source.splitlines()
+        ]
     else:
         lines = path.read_text(encoding="utf-8").splitlines()
     for line in lines:
@@ -113,8 +118,9 @@ def toc_entries(toc_path: Path = ROOT / "_toc.yml") -> list[dict]:
     ``title`` and ``chapter`` (True for a notebook).
     """
     toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
-    entries = [{"file": page.removesuffix(".html"), "part": caption}
-               for caption, pages in toc_parts(toc) for page in pages]
+    entries = [
+        {"file": page.removesuffix(".html"), "part": caption} for caption, pages in toc_parts(toc) for page in pages
+    ]
     for entry in entries:
         source = next(ROOT.glob(entry["file"] + ".*"))
         entry["title"] = source_title(source)
@@ -132,7 +138,7 @@ def parse_outline(xml: str) -> list[tuple[int, int, str]]:
     """
     start = xml.find("<outline>")
     entries, depth = [], -1
-    for match in re.finditer(r'<outline>|</outline>|<item page="(\d+)">(.*?)</item>', xml[max(start, 0):], re.S):
+    for match in re.finditer(r'<outline>|</outline>|<item page="(\d+)">(.*?)</item>', xml[max(start, 0) :], re.S):
         token = match.group(0)
         if token == "<outline>":
             depth += 1
@@ -223,24 +229,33 @@ def test_page_count_in_range(pdf: Path, pages_text: list[str], entries: list[dic
 
 def test_page_numbers_in_every_footer(pages_text: list[str]) -> None:
     total = len(pages_text)
-    missing = [number for number, text in enumerate(pages_text, start=1)
-               if not re.search(rf"(?<!\d){number} / {total}(?!\d)", text)]
+    missing = [
+        number
+        for number, text in enumerate(pages_text, start=1)
+        if not re.search(rf"(?<!\d){number} / {total}(?!\d)", text)
+    ]
     assert not missing, f"no 'N / {total}' at the foot of pages {missing[:10]}"
 
 
 def test_no_blank_page(pages_text: list[str]) -> None:
     """A page with nothing but its footer: some element spilled past a chapter's last page."""
     total = len(pages_text)
-    blank = [number for number, text in enumerate(pages_text, start=1)
-             if not text.replace(normalise(TITLE), "").replace(f"{number} / {total}", "").strip()]
+    blank = [
+        number
+        for number, text in enumerate(pages_text, start=1)
+        if not text.replace(normalise(TITLE), "").replace(f"{number} / {total}", "").strip()
+    ]
     assert not blank, f"pages with nothing but the footer: {blank}"
 
 
 def test_every_page_of_the_contents_in_order(entries: list[dict], outline: list, pages_text: list[str]) -> None:
     at, last_page = -1, 0
     for entry in entries:
-        found = [index for index, (_, _, title) in enumerate(outline)
-                 if index > at and re.fullmatch(r"(\d+\. )?" + re.escape(entry["title"]), title)]
+        found = [
+            index
+            for index, (_, _, title) in enumerate(outline)
+            if index > at and re.fullmatch(r"(\d+\. )?" + re.escape(entry["title"]), title)
+        ]
         assert found, f"no bookmark {entry['title']!r} after {outline[at][2] if at >= 0 else 'the start'!r}"
         at = found[0]
         page = outline[at][1]
@@ -249,14 +264,15 @@ def test_every_page_of_the_contents_in_order(entries: list[dict], outline: list,
         last_page = page
 
 
-def test_planner_prints_its_own_starting_scenario(entries: list[dict], outline: list,
-                                                  pages_text: list[str]) -> None:
+def test_planner_prints_its_own_starting_scenario(entries: list[dict], outline: list, pages_text: list[str]) -> None:
     """The PDF's single page also holds the calculator: the planner must not take its address."""
     titles = [entry["title"] for entry in entries]
     after = titles[titles.index("Layout planner") + 1]
-    start, end = (next(page for _, page, title in outline if re.fullmatch(r"(\d+\. )?" + re.escape(name), title))
-                  for name in ("Layout planner", after))
-    printed = normalise(" ".join(pages_text[start - 1:end]))
+    start, end = (
+        next(page for _, page, title in outline if re.fullmatch(r"(\d+\. )?" + re.escape(name), title))
+        for name in ("Layout planner", after)
+    )
+    printed = normalise(" ".join(pages_text[start - 1 : end]))
     want = best(plan(PRESETS["llama-3-70b"], "h100-sxm", 8, 64, 1024, 256)).name
     assert f"Best layout: {want}" in printed
 
@@ -272,8 +288,9 @@ def test_bookmark_per_part_and_chapter(entries: list[dict], outline: list) -> No
         if entry["part"]:
             assert normalise(entry["part"]) in parts, f"no top-level bookmark for {entry['part']!r}"
             chapters = parts[normalise(entry["part"])]
-            assert any(re.fullmatch(r"(\d+\. )?" + re.escape(entry["title"]), title) for title in chapters), \
+            assert any(re.fullmatch(r"(\d+\. )?" + re.escape(entry["title"]), title) for title in chapters), (
                 f"no bookmark {entry['title']!r} under {entry['part']!r}: {chapters}"
+            )
     assert len(outline) > 3 * len(entries), "bookmarks for sections are missing"
 
 
@@ -301,9 +318,11 @@ def test_every_image(pdf: Path, report: dict, entries: list[dict]) -> None:
 def test_nothing_runs_off_the_page(pdf: Path, report: dict) -> None:
     assert report["overflow"] == [], "blocks wider than the page or clipped:\n" + "\n".join(report["overflow"][:20])
     left = MARGINS_MM["left"] * POINTS_PER_MM - SLACK_PT
-    outside = [f"page {page}: {word!r} at x {x0:.0f} to {x1:.0f} pt"
-               for page, width, x0, x1, word in parse_words(_run("pdftotext", "-bbox", pdf, "-"))
-               if x0 < left or x1 > width - MARGINS_MM["right"] * POINTS_PER_MM + SLACK_PT]
+    outside = [
+        f"page {page}: {word!r} at x {x0:.0f} to {x1:.0f} pt"
+        for page, width, x0, x1, word in parse_words(_run("pdftotext", "-bbox", pdf, "-"))
+        if x0 < left or x1 > width - MARGINS_MM["right"] * POINTS_PER_MM + SLACK_PT
+    ]
     assert not outside, "text outside the printable width:\n" + "\n".join(outside[:20])
 
 

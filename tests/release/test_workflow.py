@@ -39,11 +39,17 @@ def steps_text(job: dict) -> str:
 
 def test_zizmor_finds_nothing() -> None:
     executable = beside_python("zizmor")
-    require(None if executable else "zizmor not found: `.venv/bin/pip install -r requirements.txt` installs it.",
-            locally="Workflow lint skipped.", in_ci="CI must lint the workflow.")
-    done = subprocess.run([executable, "--offline", "--strict-collection", "--no-progress",
-                           "--format", "plain", str(WORKFLOW)],
-                          capture_output=True, text=True, cwd=ROOT)
+    require(
+        None if executable else "zizmor not found: `.venv/bin/pip install -r requirements.txt` installs it.",
+        locally="Workflow lint skipped.",
+        in_ci="CI must lint the workflow.",
+    )
+    done = subprocess.run(
+        [executable, "--offline", "--strict-collection", "--no-progress", "--format", "plain", str(WORKFLOW)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -60,8 +66,7 @@ def test_actions_pinned_to_commits() -> None:
 def test_pull_requests_run_make_test(workflow: dict) -> None:
     triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
     assert "pull_request" in triggers and triggers["push"]["branches"] == ["main"]
-    tests = [job for job in workflow["jobs"].values() if "pull_request" in job.get("if", "")
-             and "!=" not in job["if"]]
+    tests = [job for job in workflow["jobs"].values() if "pull_request" in job.get("if", "") and "!=" not in job["if"]]
     assert len(tests) == 1 and ".ci/run" in steps_text(tests[0])
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 

@@ -22,8 +22,10 @@ STUDENT = "student"
 #: What a participant types, in the unzipped bundle with ``wheels/`` copied in.
 PARTICIPANT_COMMANDS = [
     "python3 -m venv .venv",
-    (".venv/bin/pip install --no-index --find-links wheels --no-deps --no-compile"
-     " -r requirements-participant.txt twice-the-devices"),
+    (
+        ".venv/bin/pip install --no-index --find-links wheels --no-deps --no-compile"
+        " -r requirements-participant.txt twice-the-devices"
+    ),
     f".venv/bin/jupyter lab {STUDENT}/",
 ]
 
@@ -42,5 +44,8 @@ def files_under(folder: Path) -> list[Path]:
     ...     [p.relative_to(tmp).as_posix() for p in files_under(Path(tmp))]
     ['a.txt', 'b/x.py']
     """
-    return sorted(path for path in Path(folder).rglob("*")
-                  if path.is_file() and not (CACHE_FOLDERS & set(path.relative_to(folder).parts)))
+    return sorted(
+        path
+        for path in Path(folder).rglob("*")
+        if path.is_file() and not (CACHE_FOLDERS & set(path.relative_to(folder).parts))
+    )

@@ -144,8 +144,9 @@ would fetch the CUDA build, several GB):
 """
 
 
-def _wanted(root: Path, kind: str, html: Path | None = None, student: Path | None = None,
-            full: Path | None = None) -> dict[str, Path | None]:
+def _wanted(
+    root: Path, kind: str, html: Path | None = None, student: Path | None = None, full: Path | None = None
+) -> dict[str, Path | None]:
     """Top-level names in a bundle of ``kind`` and where each comes from (None: generated)."""
     build = root / "_build"
     wanted: dict[str, Path | None] = {
@@ -153,7 +154,7 @@ def _wanted(root: Path, kind: str, html: Path | None = None, student: Path | Non
         "student": student or build / "student",
         "lib": root / "lib",
         "pyproject.toml": root / "pyproject.toml",
-        "share": root / "share",   # JupyterLab's settings for the room, installed with the project
+        "share": root / "share",  # JupyterLab's settings for the room, installed with the project
         "requirements-participant.txt": root / "requirements-participant.txt",
         "requirements-participant-torch.txt": root / "requirements-participant-torch.txt",
         "README-offline.txt": None,
@@ -161,7 +162,7 @@ def _wanted(root: Path, kind: str, html: Path | None = None, student: Path | Non
     if kind == "teacher":
         wanted["notebooks"] = full or build / "full"
         wanted["requirements.txt"] = root / "requirements.txt"
-        pdf = root / PDF      # solutions opened out; `make dist` builds it first
+        pdf = root / PDF  # solutions opened out; `make dist` builds it first
         if pdf.is_file():
             wanted[PDF.name] = pdf
     if (root / "data").is_dir() and files_under(root / "data"):
@@ -169,8 +170,13 @@ def _wanted(root: Path, kind: str, html: Path | None = None, student: Path | Non
     return wanted
 
 
-def collect(root: Path = Path("."), kind: str = "participant", html: Path | None = None,
-            student: Path | None = None, full: Path | None = None) -> dict[str, bytes | Path | None]:
+def collect(
+    root: Path = Path("."),
+    kind: str = "participant",
+    html: Path | None = None,
+    student: Path | None = None,
+    full: Path | None = None,
+) -> dict[str, bytes | Path | None]:
     """Map each path inside the bundle of ``kind`` to its bytes, the file it copies, or None (the README).
 
     Raises ``FileNotFoundError`` naming what is missing (run ``make book
@@ -213,8 +219,14 @@ def collect(root: Path = Path("."), kind: str = "participant", html: Path | None
     return entries
 
 
-def build_zip(target: Path, root: Path = Path("."), kind: str = "participant", html: Path | None = None,
-              student: Path | None = None, full: Path | None = None) -> Path:
+def build_zip(
+    target: Path,
+    root: Path = Path("."),
+    kind: str = "participant",
+    html: Path | None = None,
+    student: Path | None = None,
+    full: Path | None = None,
+) -> Path:
     """Write the bundle of ``kind`` as a zip in ``target``; return its path.
 
     >>> import tempfile, zipfile
@@ -281,8 +293,7 @@ def bundle_sizes(participant: Path, teacher: Path, pdf: Path | None = None) -> d
 
 def write_sizes(target: Path, participant: Path, teacher: Path, pdf: Path | None = None) -> Path:
     """Write :func:`bundle_sizes` and the time (UTC, to the minute) to ``target`` / :data:`SIZES`; return its path."""
-    sizes = {"measured": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-             **bundle_sizes(participant, teacher, pdf)}
+    sizes = {"measured": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), **bundle_sizes(participant, teacher, pdf)}
     path = Path(target) / SIZES
     path.write_text(json.dumps(sizes, indent=1) + "\n", encoding="utf-8")
     return path
@@ -316,12 +327,16 @@ def build_problem(html: Path) -> str | None:
         if not logs:
             continue
         if reports == html / "reports" or (index.is_file() and reports.stat().st_mtime >= index.stat().st_mtime):
-            return (f"the book's build failed: {len(logs)} error log(s) in {reports} "
-                    f"(first {logs[0].relative_to(reports).as_posix()}); fix it and build the book again")
+            return (
+                f"the book's build failed: {len(logs)} error log(s) in {reports} "
+                f"(first {logs[0].relative_to(reports).as_posix()}); fix it and build the book again"
+            )
     for page in sorted(html.rglob("*.html")):
         if ERROR_OUTPUT.search(page.read_text(encoding="utf-8", errors="replace")):
-            return (f"{page.relative_to(html).as_posix()} shows error output (a notebook traceback): "
-                    "fix the chapter and build the book again")
+            return (
+                f"{page.relative_to(html).as_posix()} shows error output (a notebook traceback): "
+                "fix the chapter and build the book again"
+            )
     return None
 
 
@@ -329,8 +344,9 @@ def main(argv: list[str] | None = None) -> list[Path]:
     """Command line: ``python -m tools.release.dist TARGET``."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1 or argv[0].startswith("-"):
-        raise SystemExit("usage: python -m tools.release.dist TARGET_FOLDER "
-                         "(the wheels: python -m tools.release.wheels FOLDER)")
+        raise SystemExit(
+            "usage: python -m tools.release.dist TARGET_FOLDER (the wheels: python -m tools.release.wheels FOLDER)"
+        )
     target = Path(argv[0])
     problem = missing_book(Path("_build/html"), make="make book student") or build_problem(Path("_build/html"))
     if problem:

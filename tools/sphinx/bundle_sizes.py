@@ -114,21 +114,29 @@ def load(root: Path, files: dict[str, str] | None = None) -> dict[str, dict | No
 def note(sizes: dict) -> str:
     """Where the figures of the page come from, in two sentences (MyST)."""
     if sizes["dist"]:
-        bundle = (f"The bundle's figures on this page were measured by `make dist` (`python -m tools.release.dist`) "
-                  f"at {sizes['dist']['measured']}. `make dist` builds the book before the bundle, so in a bundle "
-                  "they describe the bundle built before it; `make dist` prints the new sizes when it ends.")
+        bundle = (
+            f"The bundle's figures on this page were measured by `make dist` (`python -m tools.release.dist`) "
+            f"at {sizes['dist']['measured']}. `make dist` builds the book before the bundle, so in a bundle "
+            "they describe the bundle built before it; `make dist` prints the new sizes when it ends."
+        )
         if not _has(sizes, "pdf"):
             bundle += " That run had no PDF (or no `pdfinfo` to count its pages)."
     else:
-        bundle = ("No bundle had been built when this book was, so its figures read \"not measured\": `make dist` "
-                  "prints them, and the book built after it shows them here.")
+        bundle = (
+            'No bundle had been built when this book was, so its figures read "not measured": `make dist` '
+            "prints them, and the book built after it shows them here."
+        )
     if sizes["wheels"]:
-        wheels = (f"The sizes of `wheels/` are those of `_build/wheels` when `python -m tools.release.wheels` "
-                  f"last filled it, at {sizes['wheels']['measured']}"
-                  + ("" if _has(sizes, "torch") else " (without `--torch`)") + ".")
+        wheels = (
+            f"The sizes of `wheels/` are those of `_build/wheels` when `python -m tools.release.wheels` "
+            f"last filled it, at {sizes['wheels']['measured']}"
+            + ("" if _has(sizes, "torch") else " (without `--torch`)")
+            + "."
+        )
     else:
-        wheels = ("`wheels/` was not measured: `python -m tools.release.wheels _build/wheels` prints its size when it "
-                  "ends.")
+        wheels = (
+            "`wheels/` was not measured: `python -m tools.release.wheels _build/wheels` prints its size when it ends."
+        )
     return f"{bundle} {wheels}"
 
 
@@ -143,8 +151,9 @@ def _role(name, rawtext, text, lineno, inliner, options=None, content=None):
     env = inliner.document.settings.env
     key = text.strip()
     if key not in FIGURES:
-        message = inliner.reporter.error(f"bundle-size: unknown figure {key!r}; known: {', '.join(FIGURES)}",
-                                         line=lineno)
+        message = inliner.reporter.error(
+            f"bundle-size: unknown figure {key!r}; known: {', '.join(FIGURES)}", line=lineno
+        )
         return [inliner.problematic(rawtext, rawtext, message)], [message]
     return [nodes.inline(rawtext, figure(key, _sizes(env)), classes=["bundle-size", key])], []
 
@@ -156,8 +165,9 @@ class BundleSizes(SphinxDirective):
         from docutils.statemachine import StringList
 
         container = nodes.container()
-        self.state.nested_parse(StringList([note(_sizes(self.env))], source=self.get_source_info()[0]),
-                                self.content_offset, container)
+        self.state.nested_parse(
+            StringList([note(_sizes(self.env))], source=self.get_source_info()[0]), self.content_offset, container
+        )
         return container.children
 
 

@@ -94,8 +94,10 @@ def timetable(agenda: Agenda, teacher: bool = False) -> str:
     for block in agenda.blocks:
         if teacher:
             run, live = _live_cells(block)
-            rows.append(f"| {_span(block)} | {block.minutes} | {block.title} | {_refs(block.chapters)} | "
-                        f"{f'{run} ({live})' if run else ''} |")
+            rows.append(
+                f"| {_span(block)} | {block.minutes} | {block.title} | {_refs(block.chapters)} | "
+                f"{f'{run} ({live})' if run else ''} |"
+            )
         else:
             rows.append(f"| {_span(block)} | {block.title} | {_refs(block.chapters)} |")
     return "\n".join(rows + ([] if teacher else [":::"]))
@@ -151,7 +153,7 @@ def _cell_lines(step: Step) -> list[str]:
     for at, cell in enumerate(step.cells):
         note = _ROLE_NOTES.get(cell.role, "")
         if cell.role == "needs":
-            later = set().union(*(_names(sources[c.id], stored=False) for c in step.cells[at + 1:]))
+            later = set().union(*(_names(sources[c.id], stored=False) for c in step.cells[at + 1 :]))
             used = sorted(_names(sources[cell.id], stored=True) & later)
             note = " (run it without discussing it: it defines " + ", ".join(f"`{n}`" for n in used) + ")"
         lines.append(f"  {at + 1}. {cell_label(notebook, cell.id)}{note}")
@@ -162,8 +164,7 @@ def _step_lines(step: Step) -> list[str]:
     head = f"- **{clock(step.start)} {KINDS[step.kind]}, {step.minutes} min"
     if step.kind == "live":
         live = sum(cell.role == "live" for cell in step.cells)
-        head += (f"** (`student/{step.notebook}.ipynb`, {len(step.cells)} cells in order, {live} of them to "
-                 "explain):")
+        head += f"** (`student/{step.notebook}.ipynb`, {len(step.cells)} cells in order, {live} of them to explain):"
     words = [f"{{ref}}`{label}`." for label in step.exercises] + step.questions + [step.text] * bool(step.text)
     if step.kind != "live":
         head += ":**" if words else "**"
@@ -176,10 +177,12 @@ def agenda(plan: Agenda) -> str:
     """Every block of ``plan``, minute by minute, as MyST: what to do, run, set and ask."""
     cells = [cell for block in plan.blocks for step in block.steps if step.kind == "live" for cell in step.cells]
     live = sum(cell.role == "live" for cell in cells)
-    parts = [timetable(plan, teacher=True),
-             f"{len(cells)} cells to run in {plan.minutes} minutes, {live} of them live-coded (the rest are "
-             f"Setup cells, collapsed checks and cells a later one needs); {plan.slack} minutes of buffer "
-             f"({100 * plan.slack / plan.minutes:.0f} %)."]
+    parts = [
+        timetable(plan, teacher=True),
+        f"{len(cells)} cells to run in {plan.minutes} minutes, {live} of them live-coded (the rest are "
+        f"Setup cells, collapsed checks and cells a later one needs); {plan.slack} minutes of buffer "
+        f"({100 * plan.slack / plan.minutes:.0f} %).",
+    ]
     for block in plan.blocks:
         chapters = f" ({_refs(block.chapters)}, {block.minutes} min)" if block.chapters else f" ({block.minutes} min)"
         lines = [f"**{_span(block)} · {block.title}**{chapters}", ""]
@@ -204,9 +207,11 @@ def exercise_sheet(plan: Agenda) -> str:
             notebook = _notebook(target.file.removesuffix(".ipynb"))
             statement, _ = to_plain(exercise_statements(notebook)[label], index, glue_values(notebook), book=True)
             statement = HEADING.sub(lambda m: f"**{m.group('title').strip()}**", statement)
-            parts.append(f"::::::{{div}} exercise-sheet-item\n**{clock(step.start)} · Exercise {target.number}** "
-                         f"({step.minutes} min)\n\n{statement}\n\n```{{div}} exercise-sheet-answer\n*Your answer:*\n```"
-                         "\n::::::")
+            parts.append(
+                f"::::::{{div}} exercise-sheet-item\n**{clock(step.start)} · Exercise {target.number}** "
+                f"({step.minutes} min)\n\n{statement}\n\n```{{div}} exercise-sheet-answer\n*Your answer:*\n```"
+                "\n::::::"
+            )
     return "\n\n".join(parts)
 
 
@@ -229,8 +234,9 @@ def _directive(render):
                 raise self.error(f"no agenda {self.arguments[0]!r} in book/workshop_plan.yml: {sorted(plans)}")
             container = nodes.container()
             text = render(plans[self.arguments[0]], self.options)
-            self.state.nested_parse(StringList(text.split("\n"), source=self.get_source_info()[0]),
-                                    self.content_offset, container)
+            self.state.nested_parse(
+                StringList(text.split("\n"), source=self.get_source_info()[0]), self.content_offset, container
+            )
             return container.children
 
     return Directive

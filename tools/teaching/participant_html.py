@@ -132,6 +132,7 @@ def participant_html(html: Path, student: Path | None = None) -> dict[str, bytes
     for name in [n for n in out if n.startswith("_images/") and n not in shown]:
         del out[name]
     if (html / "searchindex.js").is_file():
-        out["searchindex.js"] = restrict((html / "searchindex.js").read_text(encoding="utf-8"), removed,
-                                         searchable).encode("utf-8")
+        out["searchindex.js"] = restrict(
+            (html / "searchindex.js").read_text(encoding="utf-8"), removed, searchable
+        ).encode("utf-8")
     return out

@@ -26,8 +26,15 @@ __all__ = ["PLAN", "KINDS", "ROLES", "PlanCell", "Step", "Block", "Agenda", "clo
 PLAN = Path(__file__).resolve().parents[2] / "book" / "workshop_plan.yml"
 
 #: Step kinds and how the guide names them.
-KINDS = {"live": "Live-code", "show": "Show", "set": "Set", "ask": "Ask", "say": "Say", "break": "Break",
-         "buffer": "Buffer"}
+KINDS = {
+    "live": "Live-code",
+    "show": "Show",
+    "set": "Set",
+    "ask": "Ask",
+    "say": "Say",
+    "break": "Break",
+    "buffer": "Buffer",
+}
 
 #: Roles of a cell in a live step (see the plan's comments).
 ROLES = ("setup", "live", "check", "needs")
@@ -130,10 +137,17 @@ def _step(data: dict, start: int) -> Step:
     unknown = set(data) - {"kind", "minutes", "text", "notebook", "cells", "exercises", "questions", "cut"}
     if unknown or data.get("kind") not in KINDS:
         raise ValueError(f"step {data}: kind must be one of {sorted(KINDS)}; unknown fields {sorted(unknown)}")
-    return Step(kind=data["kind"], minutes=int(data["minutes"]), start=start, text=data.get("text", ""),
-                notebook=data.get("notebook", ""), cells=[_cell(c) for c in data.get("cells", [])],
-                exercises=list(data.get("exercises", [])), questions=list(data.get("questions", [])),
-                cut=data.get("cut", ""))
+    return Step(
+        kind=data["kind"],
+        minutes=int(data["minutes"]),
+        start=start,
+        text=data.get("text", ""),
+        notebook=data.get("notebook", ""),
+        cells=[_cell(c) for c in data.get("cells", [])],
+        exercises=list(data.get("exercises", [])),
+        questions=list(data.get("questions", [])),
+        cut=data.get("cut", ""),
+    )
 
 
 def unquoted_cells(text: str) -> list[str]:
@@ -150,8 +164,11 @@ def unquoted_cells(text: str) -> list[str]:
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
                 if key.value == "cells" and isinstance(value, yaml.SequenceNode):
-                    found.extend(f"line {item.start_mark.line + 1}: {item.value}" for item in value.value
-                                 if not (isinstance(item, yaml.ScalarNode) and item.tag.endswith(":str")))
+                    found.extend(
+                        f"line {item.start_mark.line + 1}: {item.value}"
+                        for item in value.value
+                        if not (isinstance(item, yaml.ScalarNode) and item.tag.endswith(":str"))
+                    )
                 walk(value)
         elif isinstance(node, yaml.SequenceNode):
             for item in node.value:
@@ -171,8 +188,9 @@ def load(path: Path = PLAN) -> list[Agenda]:
     text = Path(path).read_text(encoding="utf-8")
     unquoted = unquoted_cells(text)
     if unquoted:
-        raise ValueError(f"{Path(path).name}: cell ids must be quoted strings; YAML reads these as numbers: "
-                         f"{'; '.join(unquoted)}")
+        raise ValueError(
+            f"{Path(path).name}: cell ids must be quoted strings; YAML reads these as numbers: {'; '.join(unquoted)}"
+        )
     agendas = []
     for data in yaml.safe_load(text)["agendas"]:
         now, blocks = 0, []
@@ -182,7 +200,14 @@ def load(path: Path = PLAN) -> list[Agenda]:
             for step in block["steps"]:
                 steps.append(_step(step, now))
                 now += steps[-1].minutes
-            blocks.append(Block(title=block["title"], steps=steps, start=start,
-                                chapters=list(block.get("chapters", [])), leave_with=block.get("leave_with", "")))
+            blocks.append(
+                Block(
+                    title=block["title"],
+                    steps=steps,
+                    start=start,
+                    chapters=list(block.get("chapters", [])),
+                    leave_with=block.get("leave_with", ""),
+                )
+            )
         agendas.append(Agenda(key=data["key"], title=data["title"], minutes=int(data["minutes"]), blocks=blocks))
     return agendas
