@@ -35,12 +35,14 @@
   }
 
   /* Workload(prompt, output, hit) for one length of each: its means, context and new tokens. */
+  // mirrors lib.serving.capacity.Workload
   function workload(s) {
     var p = s.promptTokens, o = s.outputTokens, h = s.prefixHitRate;
     return { prompt: p, output: o, hit: h, context: (o * (p + o / 2)) / o, newTokens: Math.max(1.0, Math.ceil((1 - h) * p)) };
   }
 
   /* _Replica.__init__: the concurrency limit, and the step times on the grid. */
+  // mirrors lib.serving.capacity._Replica
   function replica(s, l) {
     var M = window.PlannerModel, K = data();
     var w = workload(s), o = w.output, fresh = w.newTokens;
@@ -73,16 +75,18 @@
     return r;
   }
 
-  /* _Replica.step_time */
+  // mirrors lib.serving.capacity._Replica.step_time
   function stepTime(r, batch) { return interp(batch, r.grid, r.times); }
 
   /* _Replica.highest_rate: requests per second at the concurrency limit. */
+  // mirrors lib.serving.capacity._Replica.highest_rate
   function highestRate(r) {
     var top = Math.max(1.0, Math.floor(r.maxBatch));
     return top / (r.w.output * stepTime(r, top));
   }
 
   /* _Replica.states: the stationary law of running requests, (running, weights, queued); null if unstable. */
+  // mirrors lib.serving.capacity._Replica.states
   function states(r, rate) {
     var o = r.w.output, top = Math.max(1, Math.floor(r.maxBatch)), logPi = [0.0], i;
     for (i = 1; i <= top; i++) {
@@ -104,6 +108,7 @@
   }
 
   /* _weighted_quantile: the q quantile of values drawn with probabilities proportional to weights. */
+  // mirrors lib.serving.capacity._weighted_quantile
   function weightedQuantile(values, weights, q) {
     var order = argsort(values), n = order.length, cumulative = new Float64Array(n), t = 0.0, i;
     for (i = 0; i < n; i++) { t += weights[order[i]]; cumulative[i] = t; }
@@ -133,6 +138,7 @@
   var LOG_FACTORIAL = [0.0];  // log(k!), summed in the order _poisson's cumsum adds them
 
   /* _poisson: Poisson probabilities of 0..last at mean, the last count taking the tail, into out. */
+  // mirrors lib.serving.capacity._poisson
   function poisson(mean, last, out) {
     var m = Math.max(mean, 1e-300), logM = Math.log(m), head = 0.0, k;
     while (LOG_FACTORIAL.length <= last) {
@@ -147,6 +153,7 @@
   }
 
   /* _ttft: the mean TTFT and its distribution (draws, chances) over the states an arrival sees. */
+  // mirrors lib.serving.capacity._ttft
   function ttft(rate, rho, idle, busyK, room, service, fresh, weights) {
     var K = data(), together = K.together, draws = K.draws, states = idle.length;
     var u = new Float64Array(draws), pm = new Float64Array(together + 1), current = new Float64Array(together + 1);
@@ -195,6 +202,7 @@
   }
 
   /* _Replica.load: the replica at rate: concurrency, TPOT and TTFT (means, quantiles), prefill utilisation. */
+  // mirrors lib.serving.capacity._Replica.load
   function loadAt(r, rate, q, withTtft) {
     var chain = states(r, rate);
     if (chain === null) { return null; }
@@ -225,13 +233,14 @@
     return out;
   }
 
-  /* _meets */
+  // mirrors lib.serving.capacity._meets
   function meets(load, ttftLimit, tpotLimit) {
     if (load === null || load.ttft === Infinity) { return false; }
     return (ttftLimit === null || load.ttftQuantile <= ttftLimit) && (tpotLimit === null || load.tpotQuantile <= tpotLimit);
   }
 
   /* _binding: what fails just above the capacity (beyond: the load past it), in lib's words. */
+  // mirrors lib.serving.capacity._binding
   function binding(r, beyond, ttftLimit) {
     if (beyond === null) {
       return r.limit === "KV memory" ? "KV memory" : (r.limit === "token budget" ? "prefill compute" : "sequences per replica");
@@ -249,6 +258,7 @@
   }
 
   /* capacity: the highest request rate the layout sustains within the targets, and what binds it. */
+  // mirrors lib.serving.capacity.capacity
   function capacity(s, l) {
     var K = data(), q = s.percentile, ttftLimit = s.ttftLimit, tpotLimit = s.tpotLimit;
     var n = l.tp * l.pp * l.dp;
@@ -275,5 +285,13 @@
     return { rate: total, ratePerDevice: total / n, binding: binding(r, beyond, ttftLimit), load: at };
   }
 
-  window.PlannerCapacity = { capacity: capacity };
+  /* The functions tagged `// mirrors`, by name, for tests/browser/test_planner_functions.py. */
+  var mirrors = {
+    capacity: capacity, workload: workload, replica: replica, stepTime: stepTime, highestRate: highestRate,
+    states: states, loadAt: loadAt, weightedQuantile: weightedQuantile, poisson: poisson, ttft: ttft, meets: meets,
+    binding: binding
+  };
+
+  window.PlannerCapacity = { capacity: capacity,
+    _mirrors: mirrors };
 }());

@@ -11,13 +11,13 @@
 
   function data() { return window.PLANNER_DATA; }
 
-  /* lib.collectives.nccl._hop */
+  // mirrors lib.collectives.nccl._hop
   function hop(link, algorithm, protocol) { return data().hop_latency[link.kind][algorithm][protocol]; }
 
-  /* lib.hardware.Link.nccl_bandwidth */
+  // mirrors lib.hardware.Link.nccl_bandwidth
   function ncclBandwidth(link) { return link.bandwidth * link.nccl_share; }
 
-  /* lib.collectives.nccl._ll_cap */
+  // mirrors lib.collectives.nccl._ll_cap
   function llCap(intra, nodes) {
     var NC = data().nccl;
     if (nodes > 1 || intra.kind === "net") { return NC.ll_cap_multinode; }
@@ -28,11 +28,13 @@
   function floorLog2(n) { var levels = 0; while (Math.pow(2, levels + 1) <= n) { levels++; } return levels; }
 
   /* lib.collectives.nccl._bus_bandwidth: the intra-node link, or all of a node's NICs if they are slower. */
+  // mirrors lib.collectives.nccl._bus_bandwidth
   function busBandwidth(intra, inter, nodes, nics) {
     return nodes === 1 ? ncclBandwidth(intra) : Math.min(ncclBandwidth(intra), nics * ncclBandwidth(inter));
   }
 
   /* lib.collectives.nccl._ring_latency: base + steps x hop of a ring over k ranks. */
+  // mirrors lib.collectives.nccl._ring_latency
   function ringLatency(stepsPerRank, protocol, k, nodes, intra, inter) {
     var NC = data().nccl;
     var interSteps = stepsPerRank * (nodes - 1);
@@ -43,12 +45,13 @@
   }
 
   /* lib.collectives.nccl._ring_bus: a ring's bus bandwidth, LL under NCCL's cap. */
+  // mirrors lib.collectives.nccl._ring_bus
   function ringBus(protocol, intra, inter, nodes, nics) {
     var bus = busBandwidth(intra, inter, nodes, nics) * data().nccl.protocol_share.ring[protocol];
     return protocol === "LL" ? Math.min(bus, llCap(intra, nodes)) : bus;
   }
 
-  /* lib.collectives.nccl._allreduce_latency */
+  // mirrors lib.collectives.nccl._allreduce_latency
   function allreduceLatency(algorithm, protocol, k, nodes, intra, inter) {
     if (algorithm === "ring") { return ringLatency(2, protocol, k, nodes, intra, inter); }
     var base = data().nccl.base_latency[algorithm][protocol];
@@ -61,6 +64,7 @@
   }
 
   /* lib.collectives.nccl._allreduce_bandwidth: 0 where the pair cannot run; k > 1. */
+  // mirrors lib.collectives.nccl._allreduce_bandwidth
   function allreduceBandwidth(algorithm, protocol, k, nodes, intra, inter, nics) {
     var NC = data().nccl, bus;
     if (algorithm === "nvls" || algorithm === "nvls_tree") {
@@ -79,6 +83,7 @@
   }
 
   /* lib.collectives.nccl.tune_allreduce(...).time: the least estimated time (ties to the earlier pair). */
+  // mirrors lib.collectives.nccl.tune_allreduce
   function tuneAllreduce(bytes, k, intra, nodes, inter, nics) {
     if (k === 1) { return 0.0; }
     var NC = data().nccl, best = Infinity;
@@ -93,6 +98,7 @@
   }
 
   /* lib.collectives.send_time: one pipeline hop, priced as the cheapest one-step ring over the link. */
+  // mirrors lib.collectives.startup.send_time
   function sendTime(bytes, link) {
     var best = Infinity;
     data().nccl.protocols.forEach(function (protocol) {
@@ -104,6 +110,7 @@
 
   /* lib.collectives.best_collective_time for an all-gather or reduce-scatter (collective_cost's ring, the best
      protocol): base + (k - 1) steps + (k - 1) / k of the gathered bytes over the bus. */
+  // mirrors lib.collectives.startup.best_collective_time
   function ringCollective(bytes, k, intra, nodes, inter, nics) {
     var best = Infinity;
     data().nccl.protocols.forEach(function (protocol) {
@@ -115,6 +122,7 @@
   }
 
   /* lib.collectives.engine._masks: which custom kernel vLLM runs ("one", "two"), or null for NCCL. */
+  // mirrors lib.collectives.engine._masks
   function customKernel(bytes, k, intra, nodes) {
     var E = data().engine_allreduce;
     var fits = bytes < E.max_size;
@@ -126,6 +134,7 @@
   }
 
   /* lib.collectives.engine._kernel_time: alpha + moved / B of one kernel. */
+  // mirrors lib.collectives.engine._kernel_time
   function kernelTime(kernel, bytes, k, intra) {
     var E = data().engine_allreduce;
     var constants = kernel === "one" ? E.one_shot : E.two_shot;
@@ -134,6 +143,7 @@
   }
 
   /* lib.collectives.engine.engine_allreduce(...).time: vLLM's kernel where it runs one, else NCCL's tuner. */
+  // mirrors lib.collectives.engine.engine_allreduce
   function engineAllreduce(bytes, k, intra, nodes, inter, nics, allreduce) {
     if (k === 1) { return 0.0; }
     if (allreduce === "engine") {
@@ -143,6 +153,15 @@
     return tuneAllreduce(bytes, k, intra, nodes, inter, nics);
   }
 
+  /* The functions tagged `// mirrors`, by name, for tests/browser/test_planner_functions.py. */
+  var mirrors = {
+    hop: hop, ncclBandwidth: ncclBandwidth, llCap: llCap, busBandwidth: busBandwidth, ringLatency: ringLatency,
+    ringBus: ringBus, allreduceLatency: allreduceLatency, allreduceBandwidth: allreduceBandwidth,
+    tuneAllreduce: tuneAllreduce, sendTime: sendTime, ringCollective: ringCollective, customKernel: customKernel,
+    kernelTime: kernelTime, engineAllreduce: engineAllreduce
+  };
+
   window.PlannerCollectives = { tuneAllreduce: tuneAllreduce, sendTime: sendTime, engineAllreduce: engineAllreduce,
-    ringCollective: ringCollective };
+    ringCollective: ringCollective,
+    _mirrors: mirrors };
 }());

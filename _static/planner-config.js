@@ -42,13 +42,13 @@
 
   function fail(message) { throw new Error(message); }
 
-  /* _field */
+  // mirrors lib.transformer.hf._field
   function field(raw, name, why) {
     if (!has(raw, name)) { fail("config.json must have " + name + " (" + why + "); it is missing"); }
     return raw[name];
   }
 
-  /* _whole */
+  // mirrors lib.transformer.hf._whole
   function whole(name, value) {
     if (typeof value !== "number" || !Number.isInteger(value)) {
       fail(name + " must be a whole number, got " + repr(value));
@@ -57,6 +57,7 @@
   }
 
   /* from_hf_config: the page's model (ModelConfig's fields) of a parsed config.json; name labels it. */
+  // mirrors lib.transformer.hf.from_hf_config
   function fromHfConfig(raw, name) {
     var known = window.PLANNER_DATA.hf_architectures;
     if (typeName(raw) !== "dict") { fail("config.json must hold a JSON object, got " + typeName(raw)); }
@@ -105,5 +106,11 @@
     return fromHfConfig(raw, name);
   }
 
-  window.PlannerConfig = { read: read, fromHfConfig: fromHfConfig };
+  /* The functions tagged `// mirrors`, by name, for tests/browser/test_planner_functions.py. */
+  var mirrors = {
+    field: field, whole: whole, fromHfConfig: fromHfConfig
+  };
+
+  window.PlannerConfig = { read: read, fromHfConfig: fromHfConfig,
+    _mirrors: mirrors };
 }());

@@ -23,6 +23,7 @@
   }
 
   /* device_map_data's gpus and collectives (placement and links; no timings). */
+  // mirrors lib.diagrams.data.device_map_data
   function data(layers, layout, perNode, link, interLink) {
     var tp = layout.tp, pp = layout.pp, dp = layout.dp, ranges = layerRanges(layers, pp);
     var node = function (g) { return Math.floor(g / perNode); };
@@ -120,5 +121,11 @@
     figure.setAttribute("data-map", JSON.stringify(map));
   }
 
-  window.PlannerMap = { data: data, draw: draw, layerRanges: layerRanges };
+  /* The functions tagged `// mirrors`, by name, for tests/browser/test_planner_functions.py. */
+  var mirrors = {
+    data: data
+  };
+
+  window.PlannerMap = { data: data, draw: draw, layerRanges: layerRanges,
+    _mirrors: mirrors };
 }());

@@ -33,26 +33,26 @@
 
   // ------------------------------------------------------------ lib.transformer
 
-  /* ModelConfig.head_dim */
+  // mirrors lib.transformer.models.ModelConfig.head_dim
   function headDim(c) { return c.head_width || Math.floor(c.hidden / c.heads); }
 
-  /* ModelConfig.value_dim */
+  // mirrors lib.transformer.models.ModelConfig.value_dim
   function valueDim(c) { return c.v_head_dim || headDim(c); }
 
-  /* ModelConfig.latent_attention */
+  // mirrors lib.transformer.models.ModelConfig.latent_attention
   function latent(c) { return c.kv_lora_rank > 0; }
 
-  /* ModelConfig.moe_layers */
+  // mirrors lib.transformer.models.ModelConfig.moe_layers
   function moeLayers(c) { return c.layers - c.dense_layers; }
 
-  /* ModelConfig.attention_flops */
+  // mirrors lib.transformer.models.ModelConfig.attention_flops
   function attentionFlops(c, decode) {
     if (!latent(c)) { return 4 * c.heads * headDim(c); }
     if (decode) { return c.heads * (2 * (c.kv_lora_rank + c.rope_head_dim) + 2 * c.kv_lora_rank); }
     return c.heads * (2 * (headDim(c) + c.rope_head_dim) + 2 * valueDim(c));
   }
 
-  /* parameter_breakdown */
+  // mirrors lib.transformer.models.parameter_breakdown
   function breakdown(c) {
     var d = c.hidden, hd = headDim(c), qWidth = c.heads * hd, kvWidth = c.kv_heads * hd;
     var qo, kv, replicated = 0;
@@ -77,6 +77,7 @@
   }
 
   /* parameter_count: ParameterBreakdown.total(), every expert counted */
+  // mirrors lib.transformer.models.parameter_count
   function parameterCount(c) {
     var p = breakdown(c), attention = p.attention_qo + p.attention_kv + p.attention_replicated;
     return (c.layers - c.dense_layers) * (attention + c.experts * p.mlp + p.shared_mlp + p.router + p.norms) +
@@ -84,15 +85,16 @@
   }
 
   /* k in valid_tp_degrees(config, k, replicate_kv=True) (check_tp_degree). */
+  // mirrors lib.transformer.parallel.check_tp_degree
   function tpAllowed(c, k) {
     if (c.heads % k || c.ffn_hidden % k) { return false; }
     return k <= c.kv_heads ? c.kv_heads % k === 0 : k % c.kv_heads === 0;
   }
 
-  /* kv_heads_per_device */
+  // mirrors lib.transformer.parallel.kv_heads_per_device
   function kvHeadsPerDevice(c, tp) { return Math.max(c.kv_heads / tp, 1.0); }
 
-  /* kv_cache_bytes_per_token */
+  // mirrors lib.transformer.models.kv_cache_bytes_per_token
   function kvPerToken(c, b) {
     if (latent(c)) { return c.layers * (c.kv_lora_rank + c.rope_head_dim) * b; }
     return 2 * c.layers * c.kv_heads * headDim(c) * b;
@@ -101,15 +103,18 @@
   // ------------------------------------------------------------ lib.formats, lib.experts
 
   /* lib.formats.compute_peak: the FP8 peak for FP8 weights where the device has one, else the 16-bit peak. */
+  // mirrors lib.formats.compute_peak
   function computePeak(device, format) {
     var fmt = D.engine.weight_formats[format];
     return fmt.compute === "fp8" && device.fp8_flops > 0 ? device.fp8_flops : device.peak_flops;
   }
 
   /* lib.experts.expected_max_normal, from the exported table (scenario() refuses group sizes beyond it). */
+  // mirrors lib.experts.expected_max_normal
   function expectedMaxNormal(n) { return D.expected_max_normal[String(n)]; }
 
   /* lib.experts.expert_imbalance: slots on the busiest of d devices over the mean. */
+  // mirrors lib.experts.expert_imbalance
   function expertImbalance(t, e, k, d) {
     var share = 1.0 / d;
     var variance = k * share * (1 - share) * (e > 1 ? (e - k) / Math.max(e - 1, 1) : 0.0);
@@ -120,6 +125,7 @@
   // ------------------------------------------------------------ lib.serving.engine
 
   /* scheduler_limits: vLLM's (max_num_seqs, max_num_batched_tokens) for the device. */
+  // mirrors lib.serving.engine.scheduler_limits
   function schedulerLimits(device) {
     var tiers = D.engine.scheduler_tiers;
     for (var i = 0; i < tiers.length; i++) {
@@ -132,6 +138,7 @@
   }
 
   /* Engine.resolved: the engine's fields (keyed as Engine's), every null filled in for the device. */
+  // mirrors lib.serving.engine.Engine.resolved
   function resolveEngine(device, fields) {
     var e = Object.assign({}, D.engine.defaults, fields), limits = schedulerLimits(device);
     if (e.layer_overhead === null) {
@@ -145,38 +152,41 @@
   }
 
   /* Engine.replica_limits: [sequences, tokens per step] of one replica; attention-DP ranks schedule each. */
+  // mirrors lib.serving.engine.Engine.replica_limits
   function replicaLimits(e, l) {
     var ranks = l.adp ? l.tp : 1;
     return [ranks * e.max_num_seqs, ranks * e.max_num_batched_tokens];
   }
 
   /* Engine.reserved_bytes: non-torch memory and the CUDA graphs. */
+  // mirrors lib.serving.engine.Engine.reserved_bytes
   function reservedBytes(e, tp) {
     var nonTorch = tp === 1 ? D.engine.non_torch_bytes[0] : D.engine.non_torch_bytes[1];
     return nonTorch + (e.cuda_graphs ? D.engine.cuda_graph_bytes : 0.0);
   }
 
-  /* Engine.usable_bytes */
+  // mirrors lib.serving.engine.Engine.usable_bytes
   function usableBytes(e, device, tp) {
     return Math.floor(device.memory_bytes * e.gpu_memory_utilization) - reservedBytes(e, tp);
   }
 
   // ------------------------------------------------------------ lib.serving.layout
 
-  /* stage_layers */
+  // mirrors lib.serving.layout.stage_layers
   function stageLayers(layers, stages) {
     var out = [];
     for (var i = 0; i < stages; i++) { out.push(Math.floor(layers / stages) + (i < layers % stages ? 1 : 0)); }
     return out;
   }
 
-  /* Layout.name */
+  // mirrors lib.serving.layout.Layout.name
   function layoutName(l) {
     return (l.adp ? "adp" + l.tp + "-" : "") + (l.ep ? "ep" : "tp") + l.tp + "-pp" + l.pp + "-dp" + l.dp;
   }
 
   /* layouts with expert_parallel True, False, "both" (each expert-parallel layout after its twin) or "all"
      (then the attention-data-parallel one); check_layout decides what is valid. */
+  // mirrors lib.serving.layout.layouts
   function layouts(c, n, expertParallel) {
     var found = [], variants = { both: [[false, false], [true, false]],
       all: [[false, false], [true, false], [true, true]] }[expertParallel] || [[!!expertParallel, false]];
@@ -196,22 +206,24 @@
     return found;
   }
 
-  /* Cluster.holds_group */
+  // mirrors lib.serving.layout.Cluster.holds_group
   function holdsGroup(cluster, tp) { return cluster.devicesPerNode % tp === 0 || tp % cluster.devicesPerNode === 0; }
 
   // ------------------------------------------------------------ lib.serving.memory
 
   /* _kv_bytes_per_layer: one token, one layer, one device of a group of tp (heads split unless attention-DP:
      each rank caches its own sequences whole; a latent cache is whole either way). */
+  // mirrors lib.serving.memory._kv_bytes_per_layer
   function kvBytesPerLayer(c, l, b) {
     var share = latent(c) || l.adp ? 1.0 : kvHeadsPerDevice(c, l.tp) / c.kv_heads;
     return kvPerToken(c, b) * share / c.layers;
   }
 
-  /* kv_bytes_per_token_per_device */
+  // mirrors lib.serving.memory.kv_bytes_per_token_per_device
   function kvPerTokenPerDevice(c, l, b) { return kvBytesPerLayer(c, l, b) * maxOf(stageLayers(c.layers, l.pp)); }
 
   /* _per_device_layer: attention split by heads, or whole with attention-DP (as its shared and dense MLPs). */
+  // mirrors lib.serving.memory._per_device_layer
   function perDeviceLayer(c, l, experts, parts) {
     var tp = l.tp, moe = moeLayers(c) / c.layers, split = l.adp ? 1 : tp;
     var kv = l.adp ? parts.attention_kv : parts.attention_kv * kvHeadsPerDevice(c, tp) / c.kv_heads;
@@ -221,9 +233,11 @@
   }
 
   /* memory._cache_sharers: ranks of a replica that cache different sequences. */
+  // mirrors lib.serving.memory._cache_sharers
   function cacheSharers(l) { return l.adp ? l.tp : 1; }
 
   /* stage_weight_bytes: the linear layers in the weight format, the tables in 16 bits. */
+  // mirrors lib.serving.memory.stage_weight_bytes
   function stageWeightBytes(c, l, e) {
     var parts = breakdown(c), layer = perDeviceLayer(c, l, c.experts, parts);
     var counts = stageLayers(c.layers, l.pp);
@@ -238,6 +252,7 @@
   }
 
   /* activation_bytes (16-bit activations, 32-bit logits for the sampled sequences). */
+  // mirrors lib.serving.memory.activation_bytes
   function activationBytes(c, tokens, tp, sequences) {
     var b = D.serving.activation_bytes, d = c.hidden, hd = headDim(c);
     var qkv = (c.heads + 2 * c.kv_heads) * hd / tp;
@@ -256,6 +271,7 @@
   function gb(x) { return pyFixed(x / D.units.GB, 1); }
 
   /* memory._budget: [usable, weights, activations] of the busiest device, activations for one rank's step. */
+  // mirrors lib.serving.memory._budget
   function budget(c, device, l, e, seqs) {
     var perRank = Math.ceil(seqs / cacheSharers(l));
     return [usableBytes(e, device, l.tp), maxOf(stageWeightBytes(c, l, e)),
@@ -264,6 +280,7 @@
   }
 
   /* memory_fit: the busiest device's budget when each replica holds seqs sequences of ctx tokens. */
+  // mirrors lib.serving.memory.memory_fit
   function memoryFit(c, device, l, seqs, ctx, e) {
     var got = budget(c, device, l, e, seqs), usable = got[0], weights = got[1], activations = got[2];
     var perSequence = ctx * kvPerTokenPerDevice(c, l, e.kv_bytes) / cacheSharers(l);
@@ -289,10 +306,11 @@
 
   // ------------------------------------------------------------ lib.serving.operators
 
-  /* expected_experts_touched */
+  // mirrors lib.serving.operators.expected_experts_touched
   function expertsTouched(experts, topK, tokens) { return experts * (1 - Math.pow(1 - topK / experts, tokens)); }
 
   /* _experts_read: MLPs' worth of weights the busiest device reads per layer. */
+  // mirrors lib.serving.operators._experts_read
   function expertsRead(c, l, tokens) {
     if (c.experts === 1) { return 1.0 / l.tp; }
     var touched = expertsTouched(c.experts, c.experts_per_token, tokens);
@@ -300,19 +318,21 @@
     return Math.min(c.experts / l.tp, Math.max(1.0, Math.ceil(touched / l.tp)));
   }
 
-  /* _roofline */
+  // mirrors lib.serving.operators._roofline
   function roofline(bytes, flops, bandwidth, peak) {
     var m = bytes / bandwidth, f = flops / peak;
     return { memoryTime: m, computeTime: f, time: Math.max(m, f) };
   }
 
   /* tp_allreduce: one all-reduce of the group, inside or across servers. */
+  // mirrors lib.serving.operators.tp_allreduce
   function tpAllreduce(cluster, tp, bytes, allreduce) {
     var nodes = Math.ceil(tp / cluster.devicesPerNode);
     return C.engineAllreduce(bytes, tp, cluster.link, nodes, cluster.interLink, cluster.nics, allreduce);
   }
 
   /* operators._busiest_prompts: the busiest rank's share of the prompt tokens (whole prompts on ranks). */
+  // mirrors lib.serving.operators._busiest_prompts
   function busiestPrompts(l, prompts) {
     if (!l.adp) { return 1.0; }
     return prompts > 0 ? Math.ceil(prompts / l.tp - 1e-9) / prompts : 1.0 / l.tp;
@@ -320,6 +340,7 @@
 
   /* expert_exchange(..., "allgather_reducescatter"): the bytes of the all-gather and the reduce-scatter around a
      routed layer (each the group's tokens' hidden states). */
+  // mirrors lib.serving.operators.expert_exchange
   function expertExchange(c, e, tokens) {
     if (e.expert_exchange !== "allgather_reducescatter") {
       throw new Error("expert_exchange: this page prices allgather_reducescatter only, got " + e.expert_exchange);
@@ -329,6 +350,7 @@
   }
 
   /* _communication: a stage's collectives, two all-reduces per layer or, attention-DP, the expert exchanges. */
+  // mirrors lib.serving.operators._communication
   function communication(s, l, layers, tokens) {
     var c = s.config, cluster = s.cluster, e = s.engine;
     if (!l.adp) {
@@ -342,6 +364,7 @@
   }
 
   /* pass_work: the busiest device of one stage in one forward pass; w.prompts as pass_work's prompts. */
+  // mirrors lib.serving.operators.pass_work
   function passWork(s, l, stage, w) {
     var c = s.config, device = s.device, e = s.engine;
     var counts = stageLayers(c.layers, l.pp), parts = breakdown(c);
@@ -380,6 +403,7 @@
   // ------------------------------------------------------------ lib.serving.step
 
   /* _hop_links: the link each pipeline boundary of one replica crosses. */
+  // mirrors lib.serving.step._hop_links
   function hopLinks(cluster, l, replica) {
     var first = replica * l.tp * l.pp, links = [];
     for (var boundary = 0; boundary < l.pp - 1; boundary++) {
@@ -391,6 +415,7 @@
   }
 
   /* hop_time: the slowest replica's hops (max over replicas of the sum over boundaries). */
+  // mirrors lib.serving.step.hop_time
   function hopTime(cluster, l, bytes) {
     if (l.pp === 1) { return 0.0; }
     var inside = C.sendTime(bytes, cluster.link), across = C.sendTime(bytes, cluster.interLink), worst = -Infinity;
@@ -403,6 +428,7 @@
   }
 
   /* _stage_works: every stage's work (stages alike in layers, first and last share one). */
+  // mirrors lib.serving.step._stage_works
   function stageWorks(s, l, w) {
     var counts = stageLayers(s.config.layers, l.pp), cache = {}, works = [];
     counts.forEach(function (layers, stage) {
@@ -414,6 +440,7 @@
   }
 
   /* _pass and _loop: one trip round the pipeline, every microbatch carrying work w. */
+  // mirrors lib.serving.step._pass
   function loop(s, l, m, w) {
     var hop = hopTime(s.cluster, l, (w.decode + w.prefill) * s.config.hidden * D.serving.activation_bytes);
     var works = stageWorks(s, l, w), times = works.map(function (x) { return x.time; });
@@ -427,6 +454,7 @@
   }
 
   /* prefill_lumps (scalar): the prompt tokens a step computes, as (tokens, weights). */
+  // mirrors lib.serving.step.prefill_lumps
   function prefillLumps(d, mu, n, budget) {
     var K = D.serving.prefill_lumps, room = Math.max(1.0, budget - d), pmf = [], logFactorial = 0.0, i;
     for (i = 0; i <= K; i++) {
@@ -453,6 +481,7 @@
   }
 
   /* decode_step with a prompt: the mean steady-state step of one replica of batch sequences. */
+  // mirrors lib.serving.step.decode_step
   function decodeStep(s, l, batch, context) {
     var p = s.promptTokens, o = s.outputTokens, h = s.prefixHitRate;
     var m = Math.min(l.pp, Math.ceil(batch)), micro = batch / m;
@@ -478,18 +507,21 @@
 
   /* loop_time: one step in which each microbatch decodes d sequences and computes prefill prompt tokens
      of prompts whole prompts (sampled: one per decoding sequence). */
+  // mirrors lib.serving.step.loop_time
   function loopTime(s, l, d, context, prefill, prefillContext, prompts) {
     var m = Math.min(l.pp, Math.max(1.0, Math.ceil(d)));
     return loop(s, l, m, work(d, context, prefill || 0.0, prefillContext || 0.0, Math.max(d, 1.0), prompts)).tpot;
   }
 
   /* kv_token_capacity: tokens of KV cache one replica holds beside its weights and activations. */
+  // mirrors lib.serving.memory.kv_token_capacity
   function kvTokenCapacity(s, l) {
     var e = s.engine, c = s.config, got = budget(c, s.device, l, e, 0);
     return Math.max(0.0, got[0] - got[1] - got[2]) / kvPerTokenPerDevice(c, l, e.kv_bytes) * cacheSharers(l);
   }
 
   /* prefill_time: one prompt on an idle replica, chunked by the token budget, then its first token sampled. */
+  // mirrors lib.serving.step.prefill_time
   function prefillTime(s, l) {
     var p = s.promptTokens, h = s.prefixHitRate;
     var computed = Math.max(1.0, Math.ceil((1 - h) * p));
@@ -508,6 +540,7 @@
   function grouped(x) { return pyFixed(x, 0).replace(/\B(?=(\d{3})+(?!\d))/g, ","); }
 
   /* _scheduler_reason: why the scheduler cannot hold the replica's sequences ("" if it can). */
+  // mirrors lib.serving.plan._scheduler_reason
   function schedulerReason(perReplica, tokens, e, l) {
     var limits = replicaLimits(e, l), rank = l.adp ? " per rank" : "";
     if (perReplica > limits[0]) {
@@ -566,6 +599,7 @@
 
   /* plan: one row per layout whose tensor-parallel group sits well on the servers; with a target, each
      row's capacity under the targets too, unless withoutCapacity (the frontier, which does not use it). */
+  // mirrors lib.serving.plan.plan
   function plan(s, withoutCapacity) {
     load();
     var withCapacity = !withoutCapacity && !!window.PlannerCapacity;
@@ -575,6 +609,7 @@
 
   /* best: with capacities, the most requests/s per device above zero; without, the most tokens/s per
      device among rows that fit and meet the targets. Ties go to the lower TPOT. */
+  // mirrors lib.serving.plan.best
   function best(rows) {
     var chosen = null;
     if (rows.some(function (row) { return row.capacity !== null; })) {
@@ -594,6 +629,7 @@
   }
 
   /* frontier: every fitting (layout, batch) point, and the Pareto front sorted by tokens/s per user. */
+  // mirrors lib.serving.plan.frontier
   function frontier(s, batches) {
     load();
     var points = [];
@@ -620,6 +656,27 @@
     }).map(function (l) { return l.tp; });
   }
 
+  /* The functions tagged `// mirrors`, by name, each reading PLANNER_DATA first (as plan() does), for
+     tests/browser/test_planner_functions.py. */
+  var mirrors = {};
+  Object.entries({
+    headDim: headDim, valueDim: valueDim, latent: latent, moeLayers: moeLayers, attentionFlops: attentionFlops,
+    breakdown: breakdown, parameterCount: parameterCount, tpAllowed: tpAllowed, kvHeadsPerDevice: kvHeadsPerDevice,
+    kvPerToken: kvPerToken, computePeak: computePeak, expectedMaxNormal: expectedMaxNormal,
+    expertImbalance: expertImbalance, schedulerLimits: schedulerLimits, resolveEngine: resolveEngine,
+    replicaLimits: replicaLimits, reservedBytes: reservedBytes, usableBytes: usableBytes, stageLayers: stageLayers,
+    layoutName: layoutName, layouts: layouts, holdsGroup: holdsGroup, kvBytesPerLayer: kvBytesPerLayer,
+    kvPerTokenPerDevice: kvPerTokenPerDevice, perDeviceLayer: perDeviceLayer, cacheSharers: cacheSharers,
+    stageWeightBytes: stageWeightBytes, activationBytes: activationBytes, budget: budget, memoryFit: memoryFit,
+    expertsTouched: expertsTouched, expertsRead: expertsRead, roofline: roofline, tpAllreduce: tpAllreduce,
+    busiestPrompts: busiestPrompts, expertExchange: expertExchange, communication: communication,
+    passWork: passWork, hopLinks: hopLinks, hopTime: hopTime, stageWorks: stageWorks, loop: loop,
+    prefillLumps: prefillLumps, decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity,
+    prefillTime: prefillTime, schedulerReason: schedulerReason, plan: plan, best: best, frontier: frontier
+  }).forEach(function (entry) {
+    mirrors[entry[0]] = function () { load(); return entry[1].apply(null, arguments); };
+  });
+
   window.PlannerModel = { plan: plan, best: best, frontier: frontier, layouts: layouts, resolveEngine: function (d, f) {
     load();
     return resolveEngine(d, f);
@@ -627,5 +684,6 @@
     // For planner-capacity.js (lib.serving.capacity calls these of lib.serving.step and memory).
     decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity, replicaLimits: replicaLimits,
     // Python's sum() and round(), for the other scripts.
-    sum: sum, pyRound: pyRound };
+    sum: sum, pyRound: pyRound,
+    _mirrors: mirrors };
 }());

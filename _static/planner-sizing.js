@@ -8,6 +8,7 @@
   "use strict";
 
   /* replica_shapes: every shape (dp = 1) of at most `devices` devices that packs servers evenly. */
+  // mirrors lib.serving.sizing.replica_shapes
   function replicaShapes(config, devices, perNode, expertParallel) {
     var shapes = [];
     for (var n = 1; n <= devices; n++) {
@@ -22,6 +23,7 @@
   /* size: the fewest devices, and the layout on them, that carry `rate` requests/s within the targets of
      scenario s (its model, device, cluster, engine and workload); ties go to the most capacity to spare.
      null when no shape of at most maxDevices devices carries it. */
+  // mirrors lib.serving.sizing.size
   function size(s, rate, maxDevices) {
     var capacity = window.PlannerCapacity.capacity, found = null;
     var untargeted = Object.assign({}, s, { ttftLimit: null, tpotLimit: null });
@@ -46,5 +48,11 @@
       capacity: capacity(s, layout), replica: found.replica, spare: 0 };
   }
 
-  window.PlannerSizing = { size: size, replicaShapes: replicaShapes };
+  /* The functions tagged `// mirrors`, by name, for tests/browser/test_planner_functions.py. */
+  var mirrors = {
+    replicaShapes: replicaShapes, size: size
+  };
+
+  window.PlannerSizing = { size: size, replicaShapes: replicaShapes,
+    _mirrors: mirrors };
 }());

@@ -9,13 +9,15 @@ say to run ``make book``.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
-
 from layout_support import NARROW, WIDE
-from site_support import PAGES, PageReport, book_html, report_page
+from site_support import PAGES, PageReport, book_html, report_page, shared_reports
+
 from tools.site.browser import chromium_path, launch, missing_book, missing_chromium, offline_context, serve
 from tools.prerequisites import require
 
@@ -57,20 +59,29 @@ def context(browser: Any) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def page_reports(context: Any, base_url: str) -> dict[str, PageReport]:
-    """Visit every page of the table of contents once; return what each showed."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    axe = Axe()
-    return {path: report_page(context, base_url + path, axe) for path in PAGES}
+def reports_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the page reports of this run are kept: one folder for all the xdist workers of the run."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "page-reports"
 
 
 @pytest.fixture(scope="session")
-def phone_reports(browser: Any, base_url: str) -> Iterator[dict[str, PageReport]]:
+def page_reports(context: Any, base_url: str, reports_folder: Path) -> dict[str, PageReport]:
+    """Visit every page of the table of contents once in the run (whichever worker gets there first, see
+    :func:`site_support.shared_reports`); return what each showed."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+    return shared_reports(reports_folder, "wide", PAGES, lambda path: report_page(context, base_url + path, axe))
+
+
+@pytest.fixture(scope="session")
+def phone_reports(browser: Any, base_url: str, reports_folder: Path) -> Iterator[dict[str, PageReport]]:
     """Every page once more, in a phone-sized window (no axe-core: ``page_reports`` runs it)."""
     ctx = offline_context(browser, viewport={"width": NARROW, "height": 800})
     try:
-        yield {path: report_page(ctx, base_url + path, width=NARROW) for path in PAGES}
+        yield shared_reports(reports_folder, "narrow", PAGES,
+                             lambda path: report_page(ctx, base_url + path, width=NARROW))
     finally:
         ctx.close()
 

@@ -6,13 +6,17 @@ The site under test is ``$BOOK_HTML`` (default ``_build/html``, built by
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pickle
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from layout_support import WIDE, Navigation, exercise_navigation, measure
+
 from tools.site.browser import is_external, toc_pages, wait_for_mathjax
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -163,3 +167,42 @@ def report_page(context: Any, url: str, axe: Any = None, width: int = WIDE) -> P
     return PageReport(visit=visit, math_elements=math["count"], math_without_output=math["missing"],
                       math_errors=math["errors"], images=images, violations=violations, layout=layout,
                       navigation=navigation, navigation_errors=errors)
+
+
+def shared_reports(folder: Path, kind: str, pages: list[str], visit: Callable[[str], Any]) -> dict[str, Any]:
+    """``{path: visit(path)}`` for every page, each computed by one process of the run and read by the others.
+
+    Under pytest-xdist every worker that needs the reports calls this with the
+    same ``folder`` (one per run). Each page has its own file and lock: a
+    worker measures the pages no other worker holds and skips the held ones
+    for later, so two workers that need the reports at once share the work,
+    and a worker that comes later reads them.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     seen = []
+    ...     first = shared_reports(Path(tmp), "wide", ["a", "b"], lambda p: seen.append(p) or p.upper())
+    ...     again = shared_reports(Path(tmp), "wide", ["a", "b"], lambda p: seen.append(p) or "never")
+    >>> first, again, seen
+    ({'a': 'A', 'b': 'B'}, {'a': 'A', 'b': 'B'}, ['a', 'b'])
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    found: dict[str, Any] = {}
+    pending = list(pages)
+    for wait in (False, True):     # first every page no one else holds, then wait for the held ones
+        held = []
+        for path in pending:
+            file = folder / f"{kind}-{pages.index(path):03d}.pickle"
+            with open(file.with_suffix(".lock"), "w") as lock:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+                except BlockingIOError:
+                    held.append(path)
+                    continue
+                if not file.exists():
+                    partial = file.with_suffix(".partial")
+                    partial.write_bytes(pickle.dumps(visit(path)))
+                    partial.rename(file)
+                found[path] = pickle.loads(file.read_bytes())
+        pending = held
+    return {path: found[path] for path in pages}

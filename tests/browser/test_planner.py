@@ -3,18 +3,21 @@
 The page evaluates the formulas of ``lib.serving`` in JavaScript. These tests
 open it with a scenario in the query string, read what the table *displays*
 (and the full-precision ``data-value`` of each cell) and compare every row
-with ``lib.serving.plan`` for the same scenario, on seeded random scenarios:
-dense and mixture-of-experts models, presets and custom shapes, catalogue and
-custom devices, one server and several, rows that fit and rows that do not,
-every weight and KV-cache format, prefix hits, both all-reduces, the engine's
-scheduler limits and CUDA graphs, and latency targets (with the capacity
-under them, ``lib.serving.capacity``).
+with ``lib.serving.plan`` for the same scenario. The scenarios are seeded and
+random (``tools/planner_golden.py``, which stores them with lib's rows in
+``golden/scenarios.json``): dense and mixture-of-experts models, presets and
+custom shapes, catalogue and custom devices, one server and several, rows
+that fit and rows that do not, every weight and KV-cache format, prefix hits,
+both all-reduces, the engine's scheduler limits and CUDA graphs, and latency
+targets (with the capacity under them, ``lib.serving.capacity``). The page is
+opened on the fewest of them that show every case kind; every function the
+page computes with is compared with lib's on all of them by
+``test_planner_functions.py``.
 """
 
 from __future__ import annotations
 
-import math
-import random
+import json
 import re
 import urllib.parse
 from pathlib import Path
@@ -22,12 +25,12 @@ from pathlib import Path
 import pytest
 
 from lib import hardware
-from lib.hardware import Device
 from lib.serving import best, frontier, plan
-from lib.transformer import PRESETS, ModelConfig
-from lib.units import GB, GiB, TB, ms
+from lib.transformer import PRESETS
+from lib.units import GB, ms
 from site_support import assert_accessible_and_offline, open_page, query
 from tools.site.browser import offline_context
+from tools.planner_golden import PLAN_KINDS, RANDOM_SCENARIOS, lib_arguments, plan_kinds
 
 pytestmark = pytest.mark.browser
 
@@ -35,9 +38,6 @@ PAGE = "book/planner.html"
 
 #: Relative agreement the issue asks for between the page and lib.serving.plan.
 TOLERANCE = 0.005
-
-#: Scenarios drawn for the parity test (the issue asks for at least 30).
-RANDOM_SCENARIOS = 36
 
 #: The page's contract: input names, and cells in decimal GB, ms and tokens/s.
 CONTRACT_INPUTS = ["model", "device", "devices", "batch", "prompt_tokens", "output_tokens"]
@@ -64,132 +64,12 @@ READ_ROWS = """() => Array.from(document.querySelectorAll('tr[data-layout]')).ma
 
 # ---------------------------------------------------------------- scenarios
 
-
-def _log_uniform(rng: random.Random, low: float, high: float) -> int:
-    return int(round(math.exp(rng.uniform(math.log(low), math.log(high)))))
-
-
-def random_scenario(rng: random.Random) -> dict[str, str]:
-    """One scenario as the page's query string holds it (strings, the page's input names)."""
-    q: dict[str, str] = {}
-    if rng.random() < 0.45:
-        q["model"] = rng.choice(sorted(PRESETS))
-    else:
-        heads = rng.choice([8, 16, 32, 40, 64])
-        head_dim = rng.choice([64, 128])
-        hidden = heads * head_dim
-        experts = rng.choice([1, 1, 4, 8, 16])
-        q.update(model="custom", layers=str(rng.randint(2, 96)), hidden=str(hidden), heads=str(heads),
-                 kv_heads=str(rng.choice([k for k in (1, 2, 4, 8, heads) if heads % k == 0])),
-                 ffn_hidden=str(256 * round(hidden * rng.choice([2, 2.5, 3.5, 4]) / 256)),
-                 vocab=str(rng.choice([32000, 50257, 128256])), experts=str(experts),
-                 top_k=str(1 if experts == 1 else rng.choice([1, 2])))
-    if rng.random() < 0.7:
-        q["device"] = rng.choice(sorted(hardware.DEVICES))
-        q["link"] = hardware.DEVICES[q["device"]].link
-    else:
-        q.update(device="custom", memory_GiB=str(rng.choice([16, 24, 40, 48, 80, 96, 141, 192])),
-                 bandwidth_TBps=str(round(rng.uniform(0.3, 8), 2)), flops_TFLOPS=str(round(rng.uniform(100, 2500), 1)),
-                 link=rng.choice(["nvlink3", "nvlink4", "nvlink5", "pcie4", "pcie5"]))
-    per_node = rng.choice([1, 2, 4, 8, 8])
-    nodes = rng.choice([1, 1, 2, 4])
-    devices = per_node * nodes if nodes > 1 or rng.random() < 0.7 else rng.choice(
-        [k for k in (1, 2, 4) if k <= per_node])
-    q.update(devices_per_node=str(per_node), devices=str(devices),
-             inter_link=rng.choice(["ib-hdr", "ib-ndr", "eth-100g", "eth-400g"]),
-             weight_format=rng.choice(["bf16", "bf16", "fp8", "int8", "int4"]), kv_format=rng.choice(["bf16", "fp8"]),
-             prompt_tokens=str(_log_uniform(rng, 1, 8192)), output_tokens=str(_log_uniform(rng, 1, 2048)),
-             batch=str(_log_uniform(rng, 1, 1024)))
-    if rng.random() < 0.3:
-        q["prefix_hit_rate"] = str(rng.choice([0.25, 0.5, 0.9]))
-    if rng.random() < 0.25:
-        q["allreduce"] = "nccl"
-    if rng.random() < 0.2:
-        q["cuda_graphs"] = "off"
-    if rng.random() < 0.25:
-        q["max_num_seqs"] = str(rng.choice([16, 64, 256]))
-    if rng.random() < 0.25:
-        q["max_num_batched_tokens"] = str(rng.choice([512, 2048, 8192]))
-    if rng.random() < 0.3:
-        q["ttft_limit_ms"] = str(round(rng.uniform(20, 500)))
-    if rng.random() < 0.3:
-        q["tpot_limit_ms"] = str(round(rng.uniform(5, 100), 1))
-    if rng.random() < 0.2:
-        q["percentile"] = rng.choice(["0.5", "0.99"])
-    if rng.random() < 0.3:
-        q["price_per_device_hour"] = str(round(rng.uniform(0.5, 10), 2))
-    if rng.random() < 0.25:
-        q.update(memory_efficiency=str(round(rng.uniform(0.4, 1), 2)),
-                 compute_efficiency=str(round(rng.uniform(0.3, 1), 2)),
-                 gpu_memory_utilization=str(round(rng.uniform(0.5, 0.95), 2)),
-                 nics_per_node=str(rng.randint(1, per_node)))
-    if rng.random() < 0.5:
-        q["expert_parallel"] = rng.choice(["on", "both"])
-    return q
-
-
-def config_of(q: dict[str, str]) -> ModelConfig:
-    if q["model"] != "custom":
-        return PRESETS[q["model"]]
-    return ModelConfig("custom model", layers=int(q["layers"]), hidden=int(q["hidden"]), heads=int(q["heads"]),
-                       kv_heads=int(q["kv_heads"]), ffn_hidden=int(q["ffn_hidden"]), vocab=int(q["vocab"]),
-                       experts=int(q["experts"]), experts_per_token=int(q["top_k"]))
-
-
-def lib_arguments(q: dict[str, str]) -> tuple[tuple, dict]:
-    """``lib.serving.plan``'s arguments for a scenario of the page."""
-    if q["device"] == "custom":
-        device: object = Device("custom device", float(q["memory_GiB"]) * GiB, float(q["bandwidth_TBps"]) * TB,
-                                float(q["flops_TFLOPS"]) * 1e12, q["link"], "", "")
-    else:
-        device = q["device"]
-    limit = lambda key: float(q[key]) * ms if key in q else None  # noqa: E731
-    options = dict(devices_per_node=int(q["devices_per_node"]), link=q.get("link"), inter_link=q.get("inter_link"),
-                   nics_per_node=int(q["nics_per_node"]) if "nics_per_node" in q else None,
-                   prefix_hit_rate=float(q.get("prefix_hit_rate", 0)),
-                   expert_parallel={"on": True, "both": "both", "all": "all"}.get(q.get("expert_parallel", "off"),
-                                                                                   False),
-                   ttft_limit=limit("ttft_limit_ms"), tpot_limit=limit("tpot_limit_ms"),
-                   price_per_device_hour=float(q["price_per_device_hour"]) if "price_per_device_hour" in q else None)
-    # Engine fields: what the link leaves out keeps Engine's default (None: the device's).
-    for name in ("weight_format", "kv_format", "allreduce"):
-        if name in q:
-            options[name] = q[name]
-    for name in ("memory_efficiency", "compute_efficiency", "gpu_memory_utilization"):
-        if name in q:
-            options[name] = float(q[name])
-    for name in ("max_num_seqs", "max_num_batched_tokens"):
-        if name in q:
-            options[name] = int(q[name])
-    if "cuda_graphs" in q:
-        options["cuda_graphs"] = q["cuda_graphs"] == "on"
-    if "percentile" in q:
-        options["percentile"] = float(q["percentile"])
-    return (config_of(q), device, int(q["devices"]), int(q["batch"]), int(q["prompt_tokens"]),
-            int(q["output_tokens"])), options
-
-
-def scenarios(count: int, seed: int = 20260, draw=None) -> list[dict[str, str]]:
-    """``count`` random scenarios that lib.serving.plan accepts (see test_uneven_groups_are_left_out_like_lib),
-    each ``draw(rng, found)`` (by default :func:`random_scenario`), ``found`` the number accepted so far."""
-    rng = random.Random(seed)
-    found = []
-    for _ in range(200 * count):
-        if len(found) == count:
-            return found
-        q = draw(rng, len(found)) if draw else random_scenario(rng)
-        args, options = lib_arguments(q)
-        try:
-            plan(*args, **options)
-        except ValueError:
-            continue
-        found.append(q)
-    if len(found) < count:
-        raise RuntimeError(f"lib.serving.plan refused all but {len(found)} of {200 * count} random scenarios")
-    return found
-
-
-SCENARIOS = scenarios(RANDOM_SCENARIOS)
+#: tools/planner_golden.py's seeded scenarios and lib's answers (``python -m tools.planner_golden`` writes them).
+GOLDEN = json.loads((Path(__file__).with_name("golden") / "scenarios.json").read_text(encoding="utf-8"))
+SCENARIOS = GOLDEN["plan"]
+#: The scenarios the browser opens: the fewest that show every case kind (tools.planner_golden._cover); the
+#: others are compared function by function (test_planner_functions.py).
+OPENED = GOLDEN["e2e"]["plan"]
 
 
 def relative(a: float, b: float) -> float:
@@ -215,84 +95,59 @@ def tab(context, base_url):
 
 
 def test_scenarios_cover_the_cases_the_issue_names():
-    kinds = {"dense": 0, "moe": 0, "custom model": 0, "custom device": 0, "several servers": 0,
-             "some rows fit": 0, "some rows do not": 0, "nothing fits": 0, "a target": 0, "a price": 0,
-             "8-bit or 4-bit weights": 0, "fp8 cache": 0, "prefix hits": 0, "nccl all-reduce": 0,
-             "no cuda graphs": 0, "scheduler limit set": 0, "the scheduler refuses a row": 0,
-             "expert parallel rows": 0, "expert parallel beside its twin": 0, "a capacity above 0": 0,
-             "a capacity of 0": 0}
-    for q in SCENARIOS:
-        args, options = lib_arguments(q)
-        rows = plan(*args, **options)
-        kinds["moe" if args[0].experts > 1 else "dense"] += 1
-        kinds["custom model"] += q["model"] == "custom"
-        kinds["custom device"] += q["device"] == "custom"
-        kinds["several servers"] += int(q["devices"]) > int(q["devices_per_node"])
-        kinds["some rows fit"] += any(r.fits for r in rows)
-        kinds["some rows do not"] += any(not r.fits for r in rows)
-        kinds["nothing fits"] += not any(r.fits for r in rows)
-        kinds["a target"] += options["ttft_limit"] is not None or options["tpot_limit"] is not None
-        kinds["a price"] += options["price_per_device_hour"] is not None
-        kinds["8-bit or 4-bit weights"] += options.get("weight_format", "bf16") != "bf16"
-        kinds["fp8 cache"] += options.get("kv_format") == "fp8"
-        kinds["prefix hits"] += options["prefix_hit_rate"] > 0
-        kinds["nccl all-reduce"] += options.get("allreduce") == "nccl"
-        kinds["no cuda graphs"] += options.get("cuda_graphs") is False
-        kinds["scheduler limit set"] += "max_num_seqs" in options or "max_num_batched_tokens" in options
-        kinds["the scheduler refuses a row"] += any("max_num" in r.reason for r in rows)
-        kinds["expert parallel rows"] += any(r.expert_parallel for r in rows)
-        kinds["expert parallel beside its twin"] += options["expert_parallel"] == "both" and any(
-            r.expert_parallel for r in rows)
-        kinds["a capacity above 0"] += any(r.capacity for r in rows)
-        kinds["a capacity of 0"] += any(r.capacity == 0 for r in rows)
-    assert len(SCENARIOS) >= 30
+    kinds = {kind: 0 for kind in PLAN_KINDS}
+    for entry in SCENARIOS:
+        for kind in plan_kinds(entry["query"], entry["rows"]):
+            kinds[kind] += 1
+    assert len(SCENARIOS) == RANDOM_SCENARIOS >= 30
     assert all(count >= 2 for count in kinds.values()), kinds
+    opened = set().union(*(plan_kinds(SCENARIOS[i]["query"], SCENARIOS[i]["rows"]) for i in OPENED))
+    assert opened == set(PLAN_KINDS), f"the scenarios opened in the browser miss {set(PLAN_KINDS) - opened}"
 
 
-@pytest.mark.parametrize("index", range(RANDOM_SCENARIOS))
+@pytest.mark.parametrize("index", OPENED)
 def test_page_agrees_with_lib(tab, index):
     assert_page_agrees(tab, SCENARIOS[index], f"scenario {index}")
 
 
-def assert_page_agrees(tab, q: dict[str, str], label: str) -> None:
-    """Open scenario ``q`` and compare every row the page shows, and its summary, with lib.serving.plan's."""
-    args, options = lib_arguments(q)
-    rows = plan(*args, **options)
-    chosen = best(rows)
+def assert_page_agrees(tab, entry: dict, label: str) -> None:
+    """Open a golden scenario (``query``) and compare every row the page shows, and its summary, with
+    lib.serving.plan's (``rows``, ``best``: tools/planner_golden.py)."""
+    q, rows, chosen = entry["query"], entry["rows"], entry["best"]
     page = tab(q)
     shown = page.evaluate(READ_ROWS)
-    assert [r["layout"] for r in shown] == [row.name for row in rows], q
+    assert [r["layout"] for r in shown] == [row["name"] for row in rows], q
     for row, got in zip(rows, shown):
-        where = f"{label} {query(q)}, {row.name}"
+        where = f"{label} {query(q)}, {row['name']}"
         cells = got["cells"]
-        assert got["best"] == (chosen is not None and row.name == chosen.name), where
-        assert cells["fits"]["text"] == ("yes" if row.fits else "no"), where
-        assert cells["max_sequences"]["text"] == str(row.max_batch * row.dp), where
+        assert got["best"] == (row["name"] == chosen), where
+        assert cells["fits"]["text"] == ("yes" if row["fits"] else "no"), where
+        assert cells["max_sequences"]["text"] == str(row["max_batch"] * row["dp"]), where
         for output, (attribute, scale) in NUMBERS.items():
-            want = getattr(row, attribute) * scale
+            want = row[attribute] * scale
             text, value = cells[output]["text"], cells[output]["value"]
             assert "NaN" not in text and "Infinity" not in text, where
             displayed = relative(float(text), want)
             exact = relative(float(value), want)
             assert displayed <= TOLERANCE, f"{where}: {output} shows {text}, lib says {want!r}"
             assert exact <= 1e-9, f"{where}: {output} holds {value}, lib says {want!r}"
-        if row.requests_per_s_per_device is not None:  # with a target: lib.serving.capacity's columns
+        if row["requests_per_s_per_device"] is not None:  # with a target: lib.serving.capacity's columns
             text, value = (cells["requests_per_s_per_device"][k] for k in ("text", "value"))
-            assert relative(float(text), row.requests_per_s_per_device) <= TOLERANCE, f"{where}: {text}"
-            assert relative(float(value), row.requests_per_s_per_device) <= 1e-9, f"{where}: {value}"
-            assert cells["binding"]["text"] == row.binding, where
+            assert relative(float(text), row["requests_per_s_per_device"]) <= TOLERANCE, f"{where}: {text}"
+            assert relative(float(value), row["requests_per_s_per_device"]) <= 1e-9, f"{where}: {value}"
+            assert cells["binding"]["text"] == row["binding"], where
         else:
             assert "requests_per_s_per_device" not in cells and "binding" not in cells, where
-        if row.cost_per_million_tokens is not None:
+        if row["cost_per_million_tokens"] is not None:
             cost = float(cells["cost_per_million_tokens"]["text"])
-            assert relative(cost, row.cost_per_million_tokens) <= TOLERANCE, where
+            assert relative(cost, row["cost_per_million_tokens"]) <= TOLERANCE, where
         note = cells["note"]["text"]
-        if row.reason:
-            assert note == row.reason[0].upper() + row.reason[1:] + ".", f"{where}: {note!r} vs {row.reason!r}"
+        if row["reason"]:
+            assert note == row["reason"][0].upper() + row["reason"][1:] + ".", f"{where}: {note!r} vs {row['reason']!r}"
         else:
-            assert note.startswith("Fits; each decode step is " + row.bound), where
+            assert note.startswith("Fits; each decode step is " + row["bound"]), where
     summary = page.locator("#pl-summary").inner_text()
-    assert (chosen.name in summary) if chosen else summary.startswith("No layout"), summary
+    assert (chosen in summary) if chosen else summary.startswith("No layout"), summary
 
 
 def test_defaults_are_the_books_example(tab):
@@ -306,7 +161,7 @@ def test_defaults_are_the_books_example(tab):
 
 
 def test_frontier_matches_lib(tab):
-    for q in (BASE, SCENARIOS[1], SCENARIOS[4]):
+    for q in (BASE, SCENARIOS[1]["query"], SCENARIOS[4]["query"]):
         args, options = lib_arguments(q)
         config, device, devices, _, prompt, output = args
         _, front = frontier(config, device, devices, prompt, output, **options)

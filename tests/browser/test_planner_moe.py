@@ -15,24 +15,23 @@ the best layout and the word for what binds it.
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
 
-from lib import hardware
 from lib.serving import best, plan
 from lib.serving.command import vllm_command
 from lib.serving.engine import configure
 from lib.transformer import PRESETS
-from test_planner import assert_page_agrees, lib_arguments, random_scenario, scenarios, tab  # noqa: F401 (tab: fixture)
+from test_planner import GOLDEN, assert_page_agrees, tab  # noqa: F401 (tab: fixture)
 from test_planner_map import layout_of
+from tools.planner_golden import MOE_KINDS, MOE_SCENARIOS, lib_arguments, moe_kinds
 
 pytestmark = pytest.mark.browser
 
-#: Mixture-of-experts scenarios drawn for the parity test (the main test draws 36 more).
-MOE_SCENARIOS = 12
-MOE_MODELS = ("deepseek-v3", "qwen3-235b-a22b", "mixtral-8x7b", "mixtral-8x22b")
-MOE_DEVICES = ("h200", "b200", "h100-sxm", "a100-80gb")
+#: tools/planner_golden.py's mixture-of-experts scenarios (each model of MOE_MODELS twice, the second time with
+#: targets) and lib's rows; the browser opens the fewest that show every case kind.
+SCENARIOS = GOLDEN["moe"]
+OPENED = GOLDEN["e2e"]["moe"]
 
 #: Chapter 12's scenario (notebooks/12_engines_today.ipynb: TTFT, TPOT, fp8, MOE_PROMPT, MOE_OUTPUT).
 CHAPTER_12 = dict(model="deepseek-v3", device="h200", devices="16", devices_per_node="8", batch="64",
@@ -40,48 +39,19 @@ CHAPTER_12 = dict(model="deepseek-v3", device="h200", devices="16", devices_per_
                   tpot_limit_ms="50", expert_parallel="all")
 
 
-def moe_scenario(rng: random.Random, model: str, targets: bool) -> dict[str, str]:
-    """A scenario of :func:`test_planner.random_scenario` with ``model`` on servers of eight catalogue GPUs, one
-    to four of them, every layout (``"all"``), and latency targets or none."""
-    q = {k: v for k, v in random_scenario(rng).items()
-         if k not in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts", "top_k",
-                      "memory_GiB", "bandwidth_TBps", "flops_TFLOPS", "ttft_limit_ms", "tpot_limit_ms")}
-    device = rng.choice(MOE_DEVICES)
-    q.update(model=model, device=device, link=hardware.DEVICES[device].link, devices_per_node="8",
-             devices=str(8 * rng.choice([1, 2, 2, 4])), expert_parallel="all")
-    if targets:
-        q.update(ttft_limit_ms=str(rng.choice([500, 1000, 3000])), tpot_limit_ms=str(rng.choice([30, 50, 100])))
-    return q
-
-
-def moe_draw(rng: random.Random, index: int) -> dict[str, str]:
-    """Scenario ``index``: each model of :data:`MOE_MODELS` in turn, twice, the second time with targets."""
-    return moe_scenario(rng, MOE_MODELS[index // 2 % len(MOE_MODELS)], targets=index % 2 == 1)
-
-
-SCENARIOS = scenarios(MOE_SCENARIOS, seed=2412, draw=moe_draw)
-
-
 def test_moe_scenarios_cover_attention_data_parallel():
-    kinds = {model: 0 for model in ("deepseek-v3", "qwen3-235b-a22b")} | {
-        "mixtral": 0, "several servers": 0, "adp group across servers": 0, "an adp row fits": 0,
-        "targets": 0, "no target": 0, "an adp row carries requests": 0, "an adp row is best": 0}
-    for q in SCENARIOS:
-        args, options = lib_arguments(q)
-        rows = plan(*args, **options)
-        adp = [r for r in rows if r.attention_dp]
-        chosen = best(rows)
-        kinds[q["model"] if q["model"] in kinds else "mixtral"] += 1
-        kinds["several servers"] += int(q["devices"]) > 8
-        kinds["adp group across servers"] += any(r.tp > 8 for r in adp)
-        kinds["an adp row fits"] += any(r.fits for r in adp)
-        kinds["targets" if options["tpot_limit"] else "no target"] += 1
-        kinds["an adp row carries requests"] += any(r.capacity for r in adp)
-        kinds["an adp row is best"] += chosen is not None and chosen.attention_dp
+    kinds = {kind: 0 for kind in MOE_KINDS}
+    for entry in SCENARIOS:
+        for kind in moe_kinds(entry["query"], entry["rows"], entry["best"]):
+            kinds[kind] += 1
+    assert len(SCENARIOS) == MOE_SCENARIOS
     assert all(count >= 2 for count in kinds.values()), kinds
+    opened = set().union(*(moe_kinds(SCENARIOS[i]["query"], SCENARIOS[i]["rows"], SCENARIOS[i]["best"])
+                           for i in OPENED))
+    assert opened == set(MOE_KINDS), f"the scenarios opened in the browser miss {set(MOE_KINDS) - opened}"
 
 
-@pytest.mark.parametrize("index", range(MOE_SCENARIOS))
+@pytest.mark.parametrize("index", OPENED)
 def test_page_agrees_with_lib_with_attention_data_parallel(tab, index):  # noqa: F811 (tab: the fixture)
     assert_page_agrees(tab, SCENARIOS[index], f"MoE scenario {index}")
 
