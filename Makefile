@@ -23,7 +23,7 @@ PARALLEL   := -n $(JOBS) --dist loadfile
 # Another x86-64 CPU, emulated: numpy without AVX/AVX2/FMA kernels, OpenBLAS's oldest SSE3 kernels.
 OTHER_CPU  := NPY_DISABLE_CPU_FEATURES="AVX2 FMA3 F16C AVX" OPENBLAS_CORETYPE=Prescott
 
-.PHONY: all venv book pdf lint check test test-registry FORCE unit test-other-cpu bench browser execute serve clean screenshots student dist wheels check-wheels pageweight
+.PHONY: all venv book pdf lint check test test-registry fixtures FORCE unit test-other-cpu bench browser execute serve clean screenshots student dist wheels check-wheels pageweight
 
 all: book
 
@@ -109,6 +109,11 @@ endif
 
 browser: $(STAMP)
 	$(PY) -m pytest -m browser tests
+
+## The planner's golden cases (tests/browser/golden/): lib's answers for the seeded scenarios and every
+## call to a mirrored function. Rerun after changing lib (a unit test says when); review the diff.
+fixtures: $(STAMP)
+	$(PY) -m tools.site.planner_golden
 
 execute: $(STAMP)
 	$(PY) -m tools.notebooks.execute $(NB)

@@ -18,8 +18,8 @@ import pytest
 from layout_support import NARROW, WIDE
 from site_support import PAGES, PageReport, book_html, report_page, shared_reports
 
-from tools.site.browser import chromium_path, launch, missing_book, missing_chromium, offline_context, serve
 from tools.prerequisites import require
+from tools.site.browser import chromium_path, launch, missing_book, missing_chromium, offline_context, serve
 
 
 @pytest.fixture(scope="session")
@@ -80,8 +80,9 @@ def phone_reports(browser: Any, base_url: str, reports_folder: Path) -> Iterator
     """Every page once more, in a phone-sized window (no axe-core: ``page_reports`` runs it)."""
     ctx = offline_context(browser, viewport={"width": NARROW, "height": 800})
     try:
-        yield shared_reports(reports_folder, "narrow", PAGES,
-                             lambda path: report_page(ctx, base_url + path, width=NARROW))
+        yield shared_reports(
+            reports_folder, "narrow", PAGES, lambda path: report_page(ctx, base_url + path, width=NARROW)
+        )
     finally:
         ctx.close()
 

@@ -137,8 +137,8 @@ def png_facts(path: str | Path) -> dict:
     facts: dict = {"dpi": None, "text": {}}
     at = 8
     while at + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[at:at + 8])
-        body = data[at + 8:at + 8 + length]
+        length, kind = struct.unpack(">I4s", data[at : at + 8])
+        body = data[at + 8 : at + 8 + length]
         if kind == b"IHDR":
             facts["width"], facts["height"] = struct.unpack(">II", body[:8])
         elif kind == b"pHYs" and body[8] == 1:  # unit 1: pixels per metre
@@ -171,8 +171,7 @@ def measure(page: Any, max_row: int = MAX_ROW_PX) -> dict:
 def _settle(page: Any) -> None:
     """Let the sidebar's CSS transition (0.2 s in the theme) end: polled, not timed."""
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
-    page.wait_for_function("""() => !document.getAnimations().some((a) => a.playState === "running")""",
-                           timeout=10_000)
+    page.wait_for_function("""() => !document.getAnimations().some((a) => a.playState === "running")""", timeout=10_000)
 
 
 def exercise_navigation(page: Any, width: int) -> Navigation:

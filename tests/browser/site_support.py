@@ -60,8 +60,10 @@ def assert_accessible_and_offline(page: Any, context: Any) -> None:
     """axe-core finds no blocking violation on ``page``, and ``context`` (see conftest) left 127.0.0.1 never."""
     from axe_playwright_python.sync_playwright import Axe
 
-    found = [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}"
-             for v in blocking(Axe().run(page).response["violations"])]
+    found = [
+        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes'][:3]]}"
+        for v in blocking(Axe().run(page).response["violations"])
+    ]
     assert not found, found
     external = [url for url in context.requests if is_external(url)]
     assert not external, f"requests to other hosts than 127.0.0.1: {external}"
@@ -95,8 +97,12 @@ def open_page(context: Any, url: str) -> tuple[Any, Visit]:
     page = context.new_page()
     visit = Visit(url=url)
     first = len(context.requests)
-    page.on("console", lambda m: visit.note("console_errors", f"{m.text} ({m.location.get('url', '')})")
-            if m.type == "error" else None)
+    page.on(
+        "console",
+        lambda m: (
+            visit.note("console_errors", f"{m.text} ({m.location.get('url', '')})") if m.type == "error" else None
+        ),
+    )
     page.on("pageerror", lambda error: visit.note("page_errors", str(error)))
     page.on("requestfailed", lambda r: visit.note("failed", f"{r.url}: {r.failure}"))
     response = page.goto(url, wait_until="load")
@@ -164,9 +170,17 @@ def report_page(context: Any, url: str, axe: Any = None, width: int = WIDE) -> P
         navigation = exercise_navigation(page, width)
     finally:
         page.close()
-    return PageReport(visit=visit, math_elements=math["count"], math_without_output=math["missing"],
-                      math_errors=math["errors"], images=images, violations=violations, layout=layout,
-                      navigation=navigation, navigation_errors=errors)
+    return PageReport(
+        visit=visit,
+        math_elements=math["count"],
+        math_without_output=math["missing"],
+        math_errors=math["errors"],
+        images=images,
+        violations=violations,
+        layout=layout,
+        navigation=navigation,
+        navigation_errors=errors,
+    )
 
 
 def shared_reports(folder: Path, kind: str, pages: list[str], visit: Callable[[str], Any]) -> dict[str, Any]:
@@ -189,7 +203,7 @@ def shared_reports(folder: Path, kind: str, pages: list[str], visit: Callable[[s
     folder.mkdir(parents=True, exist_ok=True)
     found: dict[str, Any] = {}
     pending = list(pages)
-    for wait in (False, True):     # first every page no one else holds, then wait for the held ones
+    for wait in (False, True):  # first every page no one else holds, then wait for the held ones
         held = []
         for path in pending:
             file = folder / f"{kind}-{pages.index(path):03d}.pickle"

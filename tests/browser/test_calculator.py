@@ -17,29 +17,54 @@ import re
 import urllib.parse
 
 import pytest
+from site_support import assert_accessible_and_offline, open_page, query
 
 from lib import breakeven, experiment
 from lib.budget import Phase
 from lib.units import GB, ms, s
-from site_support import assert_accessible_and_offline, open_page, query
 from tools.site.browser import offline_context
 
 pytestmark = pytest.mark.browser
 
 PAGE = "book/calculator.html"
 
-NAMES = ["serial_ms", "divisible_ms", "efficiency", "transfers", "startup_ms",
-         "transfer_bytes", "bandwidth_GBps", "devices"]
+NAMES = [
+    "serial_ms",
+    "divisible_ms",
+    "efficiency",
+    "transfers",
+    "startup_ms",
+    "transfer_bytes",
+    "bandwidth_GBps",
+    "devices",
+]
 
 #: Words that start an output with no finite value: no value works, or the value overflows.
 NO_VALUE = ("none", "too large")
 
-OUTPUTS = ["one_device_time", "split_time", "communication_time", "speedup",
-           "parallel_efficiency", "overlap_bound", "break_even_divisible",
-           "min_bandwidth", "min_efficiency"]
+OUTPUTS = [
+    "one_device_time",
+    "split_time",
+    "communication_time",
+    "speedup",
+    "parallel_efficiency",
+    "overlap_bound",
+    "break_even_divisible",
+    "min_bandwidth",
+    "min_efficiency",
+]
 
-BASE = dict(mode="fixed", serial_ms="0.8", divisible_ms="12", efficiency="0.8", transfers="4", startup_ms="0.03",
-            transfer_bytes="2000000", bandwidth_GBps="10", devices="2")
+BASE = dict(
+    mode="fixed",
+    serial_ms="0.8",
+    divisible_ms="12",
+    efficiency="0.8",
+    transfers="4",
+    startup_ms="0.03",
+    transfer_bytes="2000000",
+    bandwidth_GBps="10",
+    devices="2",
+)
 
 # C at which the base case breaks even, from the library (an independent route to T1 = T2).
 # The calculator's base case is the book's (test_base_case_is_the_books below).
@@ -92,9 +117,16 @@ def parse_displayed(text: str) -> tuple[float, float, int]:
 def phase_for(values: dict[str, str]) -> Phase:
     """The library's Phase for one set of calculator inputs (strings as typed)."""
     v = {name: float(text) for name, text in values.items() if name != "mode"}
-    return Phase(serial=v["serial_ms"] * ms, divisible=v["divisible_ms"] * ms, efficiency=v["efficiency"],
-                 transfers=v["transfers"], startup=v["startup_ms"] * ms, transfer_bytes=v["transfer_bytes"],
-                 bandwidth=v["bandwidth_GBps"] * GB / s, devices=v["devices"])
+    return Phase(
+        serial=v["serial_ms"] * ms,
+        divisible=v["divisible_ms"] * ms,
+        efficiency=v["efficiency"],
+        transfers=v["transfers"],
+        startup=v["startup_ms"] * ms,
+        transfer_bytes=v["transfer_bytes"],
+        bandwidth=v["bandwidth_GBps"] * GB / s,
+        devices=v["devices"],
+    )
 
 
 def expected(values: dict[str, str]) -> dict[str, float | None]:
@@ -224,20 +256,23 @@ def test_copy_link_button_says_what_happened(calculator, context, base_url):
         assert page.evaluate("document.activeElement.id") == "calc-link"
 
 
-@pytest.mark.parametrize("name, typed, rule", [
-    ("efficiency", "1.5", "(0, 1]"),
-    ("efficiency", "0", "(0, 1]"),
-    ("devices", "2.5", "whole number"),
-    ("devices", "0", "≥ 1"),
-    ("devices", "1e9", "at most 4096"),
-    ("devices", "1e3", "written in digits"),
-    ("transfers", "-1", "≥ 0"),
-    ("bandwidth_GBps", "0", "> 0"),
-    ("serial_ms", "-0.1", "≥ 0"),
-    ("startup_ms", "inf", "finite"),
-    ("transfer_bytes", "lots", "must be a number"),
-    ("divisible_ms", "", "empty"),
-])
+@pytest.mark.parametrize(
+    "name, typed, rule",
+    [
+        ("efficiency", "1.5", "(0, 1]"),
+        ("efficiency", "0", "(0, 1]"),
+        ("devices", "2.5", "whole number"),
+        ("devices", "0", "≥ 1"),
+        ("devices", "1e9", "at most 4096"),
+        ("devices", "1e3", "written in digits"),
+        ("transfers", "-1", "≥ 0"),
+        ("bandwidth_GBps", "0", "> 0"),
+        ("serial_ms", "-0.1", "≥ 0"),
+        ("startup_ms", "inf", "finite"),
+        ("transfer_bytes", "lots", "must be a number"),
+        ("divisible_ms", "", "empty"),
+    ],
+)
 def test_invalid_input_is_marked_at_the_field(calculator, name, typed, rule):
     page = calculator({"mode": "fixed"})
     field = page.locator(f'input[name="{name}"]')
@@ -302,9 +337,13 @@ def test_file_copy_shares_a_relative_link_that_opens_anywhere(browser, site_dir)
         other.fill("#calc-open", link.replace("devices=4", "devices=3"))
         other.click("#calc-open-button")
         assert read_inputs(other) == {**BASE, "devices": "3"}, "a shared what-if link opens in the what-if mode"
-        other.fill("#calc-open", "file:///home/teacher/html/book/calculator.html?serial_ms=5&devices=8&startup_ms=0.03#top")
+        other.fill(
+            "#calc-open", "file:///home/teacher/html/book/calculator.html?serial_ms=5&devices=8&startup_ms=0.03#top"
+        )
         other.press("#calc-open", "Enter")
-        assert read_inputs(other) == {**BASE, "serial_ms": "5", "devices": "8"}, "an old link (no mode, with l) is what-if"
+        assert read_inputs(other) == {**BASE, "serial_ms": "5", "devices": "8"}, (
+            "an old link (no mode, with l) is what-if"
+        )
         other.fill("#calc-open", "no scenario here")
         other.click("#calc-open-button")
         assert "no scenario" in other.locator("#calc-copy-status").inner_text()
@@ -336,8 +375,11 @@ def _off_screen(page) -> list[str]:
     height = page.evaluate("window.innerHeight")
     boxes = page.evaluate(ON_SCREEN_JS)
     assert len(boxes) >= AT_LEAST_ON_SCREEN, [box["name"] for box in boxes]
-    return [f"{box['name']} ({box['top']:.0f}-{box['bottom']:.0f} px of {height})"
-            for box in boxes if not (box["shown"] and 0 <= box["top"] and box["bottom"] <= height)]
+    return [
+        f"{box['name']} ({box['top']:.0f}-{box['bottom']:.0f} px of {height})"
+        for box in boxes
+        if not (box["shown"] and 0 <= box["top"] and box["bottom"] <= height)
+    ]
 
 
 def test_projector_layout_fits_inputs_and_results_on_one_screen(browser, base_url):

@@ -17,10 +17,10 @@ from __future__ import annotations
 import urllib.parse
 
 import pytest
-
 from layout_support import NARROW, WIDE, png_facts
-from lib.plotting import MIN_FONT_PT
 from site_support import PAGES, open_page
+
+from lib.plotting import MIN_FONT_PT
 from tools.site.browser import offline_context
 
 pytestmark = pytest.mark.browser
@@ -49,10 +49,15 @@ def test_the_book_has_figures(page_reports):
 @pytest.mark.parametrize("path", PAGES)
 def test_smallest_text_legible_at_1280(page_reports, site_dir, path):
     figures = [f for f in page_reports[path].layout["figures"] if f["src"].endswith(".png")]
-    small = {f["src"].rsplit("/", 1)[-1]: round(px, 1) for f in figures
-             if (px := smallest_text_px(f, site_dir)) < MIN_TEXT_PX}
-    assert not small, (f"{path}: figures whose {MIN_FONT_PT} pt text shows below {MIN_TEXT_PX} px "
-                       f"at {WIDE} px (draw them narrower, or split them): {small}")
+    small = {
+        f["src"].rsplit("/", 1)[-1]: round(px, 1)
+        for f in figures
+        if (px := smallest_text_px(f, site_dir)) < MIN_TEXT_PX
+    }
+    assert not small, (
+        f"{path}: figures whose {MIN_FONT_PT} pt text shows below {MIN_TEXT_PX} px "
+        f"at {WIDE} px (draw them narrower, or split them): {small}"
+    )
 
 
 @pytest.mark.parametrize("path", PAGES)

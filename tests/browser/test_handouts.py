@@ -30,17 +30,20 @@ from tools.site.browser import offline_context, wait_for_mathjax
 
 pytestmark = pytest.mark.browser
 
-PAPERS = {"A4": (595, 842), "Letter": (612, 792)}   # points
+PAPERS = {"A4": (595, 842), "Letter": (612, 792)}  # points
 MIN_PT = 8.0
-MM = 72 / 25.4   # points per millimetre
-_ZOOM = 3        # pdftohtml's largest zoom: sizes to a third of a point
+MM = 72 / 25.4  # points per millimetre
+_ZOOM = 3  # pdftohtml's largest zoom: sizes to a third of a point
 _MATH = "Times"  # how pdftohtml names the Type 3 fonts MathJax's glyphs print as
 
 
 def _print(browser, url: str, paper: str, target: Path) -> Path:
     """Print ``url`` to ``target`` as Ctrl+P would on ``paper``: the page's print styles and ``@page`` rules."""
-    require(None if shutil.which("pdftohtml") else "pdftohtml not found: install poppler-utils.",
-            "Handout tests skipped.", "CI must measure the printed handouts.")
+    require(
+        None if shutil.which("pdftohtml") else "pdftohtml not found: install poppler-utils.",
+        "Handout tests skipped.",
+        "CI must measure the printed handouts.",
+    )
     with offline_context(browser) as context:
         page = context.new_page()
         page.goto(url)
@@ -64,8 +67,12 @@ def _pages(pdf: Path) -> list[tuple[float, float, list[tuple[float, float, float
     xml = _run("pdftotext", "-bbox", str(pdf), "-")
     pages = []
     for width, height, body in re.findall(r'<page width="([\d.]+)" height="([\d.]+)">(.*?)</page>', xml, re.DOTALL):
-        words = [(float(a), float(b), float(c), float(d), w) for a, b, c, d, w in re.findall(
-            r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">(.*?)</word>', body)]
+        words = [
+            (float(a), float(b), float(c), float(d), w)
+            for a, b, c, d, w in re.findall(
+                r'<word xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)" yMax="([\d.]+)">(.*?)</word>', body
+            )
+        ]
         pages.append((float(width), float(height), words))
     return pages
 
@@ -73,8 +80,10 @@ def _pages(pdf: Path) -> list[tuple[float, float, list[tuple[float, float, float
 def _font_sizes(pdf: Path) -> collections.Counter:
     """Characters printed at each (size in points, font family)."""
     xml = _run("pdftohtml", "-xml", "-i", "-stdout", "-zoom", str(_ZOOM), str(pdf))
-    fonts = {i: (int(size) / _ZOOM, family.split("+")[-1])
-             for i, size, family in re.findall(r'<fontspec id="(\d+)" size="(\d+)" family="([^"]+)"', xml)}
+    fonts = {
+        i: (int(size) / _ZOOM, family.split("+")[-1])
+        for i, size, family in re.findall(r'<fontspec id="(\d+)" size="(\d+)" family="([^"]+)"', xml)
+    }
     counts: collections.Counter = collections.Counter()
     for font, text in re.findall(r'font="(\d+)">(.*?)</text>', xml):
         counts[fonts[font]] += len(re.sub(r"<[^>]+>", "", text))

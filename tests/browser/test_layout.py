@@ -100,10 +100,13 @@ def test_the_books_styles_mend_the_same_content(context, base_url):
     page = context.new_page()
     try:
         page.goto(base_url + "book/intro.html")
-        page.evaluate("""(html) => new Promise((done) => {
+        page.evaluate(
+            """(html) => new Promise((done) => {
             document.querySelector("article.bd-article").innerHTML = html;
             requestAnimationFrame(() => requestAnimationFrame(done));
-        })""", BAD_ARTICLE)
+        })""",
+            BAD_ARTICLE,
+        )
         found = measure(page)
     finally:
         page.close()

@@ -10,7 +10,7 @@ book must work offline; their requests are checked in test_site_pages.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -31,7 +31,7 @@ class _Links:
     links: list[str] = field(default_factory=list)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parse(path: Path) -> _Links:
     found = _Links()
     for tag, values in start_tags(path.read_text(encoding="utf-8", errors="replace")):

@@ -11,7 +11,6 @@ article's own.
 from __future__ import annotations
 
 import pytest
-
 from layout_support import NARROW, WIDE
 from site_support import PAGES
 

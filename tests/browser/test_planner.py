@@ -4,7 +4,7 @@ The page evaluates the formulas of ``lib.serving`` in JavaScript. These tests
 open it with a scenario in the query string, read what the table *displays*
 (and the full-precision ``data-value`` of each cell) and compare every row
 with ``lib.serving.plan`` for the same scenario. The scenarios are seeded and
-random (``tools/planner_golden.py``, which stores them with lib's rows in
+random (``tools/site/planner_golden.py``, which stores them with lib's rows in
 ``golden/scenarios.json``): dense and mixture-of-experts models, presets and
 custom shapes, catalogue and custom devices, one server and several, rows
 that fit and rows that do not, every weight and KV-cache format, prefix hits,
@@ -23,14 +23,14 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from site_support import assert_accessible_and_offline, open_page, query
 
 from lib import hardware
 from lib.serving import best, frontier, plan
 from lib.transformer import PRESETS
 from lib.units import GB, ms
-from site_support import assert_accessible_and_offline, open_page, query
 from tools.site.browser import offline_context
-from tools.planner_golden import PLAN_KINDS, RANDOM_SCENARIOS, lib_arguments, plan_kinds
+from tools.site.planner_golden import PLAN_KINDS, RANDOM_SCENARIOS, lib_arguments, plan_kinds
 
 pytestmark = pytest.mark.browser
 
@@ -50,9 +50,19 @@ NUMBERS = {  # data-output -> (PlanRow attribute, scale to the unit shown)
 }
 
 #: The page's starting scenario, as its inputs hold it.
-BASE = dict(model="llama-3-70b", device="h100-sxm", devices="8", devices_per_node="8", batch="64",
-            prompt_tokens="1024", output_tokens="256", weight_format="bf16", kv_format="bf16", allreduce="engine",
-            inter_link="ib-ndr")
+BASE = dict(
+    model="llama-3-70b",
+    device="h100-sxm",
+    devices="8",
+    devices_per_node="8",
+    batch="64",
+    prompt_tokens="1024",
+    output_tokens="256",
+    weight_format="bf16",
+    kv_format="bf16",
+    allreduce="engine",
+    inter_link="ib-ndr",
+)
 
 READ_ROWS = """() => Array.from(document.querySelectorAll('tr[data-layout]')).map((tr) => ({
   layout: tr.getAttribute('data-layout'),
@@ -64,10 +74,10 @@ READ_ROWS = """() => Array.from(document.querySelectorAll('tr[data-layout]')).ma
 
 # ---------------------------------------------------------------- scenarios
 
-#: tools/planner_golden.py's seeded scenarios and lib's answers (``python -m tools.planner_golden`` writes them).
+#: tools/site/planner_golden.py's seeded scenarios and lib's answers (``python -m tools.site.planner_golden`` writes them).
 GOLDEN = json.loads((Path(__file__).with_name("golden") / "scenarios.json").read_text(encoding="utf-8"))
 SCENARIOS = GOLDEN["plan"]
-#: The scenarios the browser opens: the fewest that show every case kind (tools.planner_golden._cover); the
+#: The scenarios the browser opens: the fewest that show every case kind (tools.site.planner_golden._cover); the
 #: others are compared function by function (test_planner_functions.py).
 OPENED = GOLDEN["e2e"]["plan"]
 
@@ -112,7 +122,7 @@ def test_page_agrees_with_lib(tab, index):
 
 def assert_page_agrees(tab, entry: dict, label: str) -> None:
     """Open a golden scenario (``query``) and compare every row the page shows, and its summary, with
-    lib.serving.plan's (``rows``, ``best``: tools/planner_golden.py)."""
+    lib.serving.plan's (``rows``, ``best``: tools/site/planner_golden.py)."""
     q, rows, chosen = entry["query"], entry["rows"], entry["best"]
     page = tab(q)
     shown = page.evaluate(READ_ROWS)
@@ -224,25 +234,28 @@ def test_custom_model_and_device_round_trip(tab):
         assert relative(float(got["cells"]["tpot_ms"]["value"]), row.tpot / ms) <= 1e-9
 
 
-@pytest.mark.parametrize("name, typed, rule", [
-    ("batch", "0", "≥ 1"),
-    ("batch", "2.5", "whole number"),
-    ("devices", "12", "whole servers of 8"),
-    ("prompt_tokens", "", "empty"),
-    ("output_tokens", "lots", "must be a number"),
-    ("tpot_limit_ms", "-3", "> 0"),
-    ("price_per_device_hour", "-1", "≥ 0"),
-    ("hidden", "8001", "multiple of heads"),
-    ("kv_heads", "7", "multiple of kv_heads"),
-    ("top_k", "3", "at most experts"),
-    ("memory_GiB", "0", "> 0"),
-    ("memory_efficiency", "1.5", "(0, 1]"),
-    ("gpu_memory_utilization", "0", "(0, 1]"),
-    ("max_num_batched_tokens", "0", "≥ 1"),
-    ("prefix_hit_rate", "1", "below 1"),
-    ("percentile", "90", "below 1"),
-    ("devices", "100000", "at most"),
-])
+@pytest.mark.parametrize(
+    "name, typed, rule",
+    [
+        ("batch", "0", "≥ 1"),
+        ("batch", "2.5", "whole number"),
+        ("devices", "12", "whole servers of 8"),
+        ("prompt_tokens", "", "empty"),
+        ("output_tokens", "lots", "must be a number"),
+        ("tpot_limit_ms", "-3", "> 0"),
+        ("price_per_device_hour", "-1", "≥ 0"),
+        ("hidden", "8001", "multiple of heads"),
+        ("kv_heads", "7", "multiple of kv_heads"),
+        ("top_k", "3", "at most experts"),
+        ("memory_GiB", "0", "> 0"),
+        ("memory_efficiency", "1.5", "(0, 1]"),
+        ("gpu_memory_utilization", "0", "(0, 1]"),
+        ("max_num_batched_tokens", "0", "≥ 1"),
+        ("prefix_hit_rate", "1", "below 1"),
+        ("percentile", "90", "below 1"),
+        ("devices", "100000", "at most"),
+    ],
+)
 def test_invalid_input_is_marked_at_the_field(tab, name, typed, rule):
     page = tab()
     if name in ("memory_efficiency", "gpu_memory_utilization", "max_num_batched_tokens"):
@@ -291,9 +304,23 @@ def test_nodes_and_devices_follow_each_other(tab):
 
 def test_uneven_groups_are_left_out_like_lib(tab):
     """A tensor-parallel group of 5 on servers of 4 would straddle a server: lib.serving.plan and the page omit it."""
-    q = dict(model="custom", layers="8", hidden="5120", heads="40", kv_heads="40", ffn_hidden="12800",
-             vocab="32000", experts="1", top_k="1", device="h100-sxm", devices_per_node="4", devices="20",
-             batch="8", prompt_tokens="512", output_tokens="128")
+    q = dict(
+        model="custom",
+        layers="8",
+        hidden="5120",
+        heads="40",
+        kv_heads="40",
+        ffn_hidden="12800",
+        vocab="32000",
+        experts="1",
+        top_k="1",
+        device="h100-sxm",
+        devices_per_node="4",
+        devices="20",
+        batch="8",
+        prompt_tokens="512",
+        output_tokens="128",
+    )
     args, options = lib_arguments(q)
     names = [row.name for row in plan(*args, **options)]
     assert "tp5-pp1-dp4" not in names and "tp4-pp1-dp5" in names
@@ -334,8 +361,10 @@ def test_keyboard_alone_changes_the_scenario(tab):
     assert page.evaluate("document.activeElement.name") == "model"
     before = page.locator('input[name="layers"]').input_value()
     page.keyboard.press("ArrowDown")
-    assert page.locator('input[name="layers"]').input_value() != before or \
-        page.locator('select[name="model"]').input_value() != "llama-3-70b"
+    assert (
+        page.locator('input[name="layers"]').input_value() != before
+        or page.locator('select[name="model"]').input_value() != "llama-3-70b"
+    )
     for _ in range(60):
         page.keyboard.press("Tab")
         if page.evaluate("document.activeElement.name") == "batch":
@@ -355,8 +384,9 @@ def test_keyboard_alone_changes_the_scenario(tab):
 
 
 def test_reads_on_a_phone(browser, base_url):
-    context = offline_context(browser, viewport={"width": 390, "height": 844}, device_scale_factor=2,
-                              is_mobile=True, has_touch=True)
+    context = offline_context(
+        browser, viewport={"width": 390, "height": 844}, device_scale_factor=2, is_mobile=True, has_touch=True
+    )
     try:
         page = context.new_page()
         page.goto(base_url + PAGE + query({**BASE, "price_per_device_hour": "3"}))
@@ -367,8 +397,7 @@ def test_reads_on_a_phone(browser, base_url):
         assert row.evaluate("(tr) => getComputedStyle(tr).display") == "block", "rows are not cards"
         box = row.bounding_box()
         assert box["x"] >= 0 and box["x"] + box["width"] <= 390
-        label = row.locator('[data-output="tpot_ms"]').evaluate(
-            "(td) => getComputedStyle(td, '::before').content")
+        label = row.locator('[data-output="tpot_ms"]').evaluate("(td) => getComputedStyle(td, '::before').content")
         assert "TPOT" in label
         chart = page.locator("#pl-chart").bounding_box()
         assert chart["width"] <= 390
@@ -449,10 +478,20 @@ def test_accessible_and_offline(browser, base_url, scheme, state):
 
 
 #: The page's own bytes (HTML, scripts, data, style), not the theme's.
-OWN_FILES = [PAGE, "_static/planner.js", "_static/planner-model.js", "_static/planner-capacity.js",
-             "_static/planner-collectives.js", "_static/planner-config.js", "_static/planner-sizing.js",
-             "_static/planner-map.js", "_static/planner-chart.js", "_static/planner-data.js",
-             "_static/scenario-link.js", "_static/planner.css"]
+OWN_FILES = [
+    PAGE,
+    "_static/planner.js",
+    "_static/planner-model.js",
+    "_static/planner-capacity.js",
+    "_static/planner-collectives.js",
+    "_static/planner-config.js",
+    "_static/planner-sizing.js",
+    "_static/planner-map.js",
+    "_static/planner-chart.js",
+    "_static/planner-data.js",
+    "_static/scenario-link.js",
+    "_static/planner.css",
+]
 
 
 #: The most the page's own files may weigh together, as the built site serves them (scripts minified by

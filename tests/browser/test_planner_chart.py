@@ -4,7 +4,6 @@ and the latency targets drawn when set."""
 from __future__ import annotations
 
 import pytest
-
 from site_support import query
 
 pytestmark = pytest.mark.browser
@@ -32,12 +31,15 @@ def _overlap(a, b) -> bool:
     return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
-@pytest.mark.parametrize("values, tpot, ttft", [
-    ({}, 0, 0),
-    ({"tpot_limit_ms": "40"}, 1, 0),
-    ({"ttft_limit_ms": "800", "tpot_limit_ms": "40", "weight_format": "fp8"}, 1, 1),
-    ({"model": "mixtral-8x7b", "devices": "16", "ttft_limit_ms": "2000"}, 0, 1),
-])
+@pytest.mark.parametrize(
+    "values, tpot, ttft",
+    [
+        ({}, 0, 0),
+        ({"tpot_limit_ms": "40"}, 1, 0),
+        ({"ttft_limit_ms": "800", "tpot_limit_ms": "40", "weight_format": "fp8"}, 1, 1),
+        ({"model": "mixtral-8x7b", "devices": "16", "ttft_limit_ms": "2000"}, 0, 1),
+    ],
+)
 @pytest.mark.parametrize("width", [1280, 390])
 def test_each_point_named_targets_drawn_labels_clear(browser, base_url, values, tpot, ttft, width):
     from tools.site.browser import offline_context
@@ -60,7 +62,7 @@ def test_each_point_named_targets_drawn_labels_clear(browser, base_url, values, 
         for i, label in enumerate(chart["labels"]):
             for marker in chart["markers"]:
                 assert not _overlap(label["box"], marker), (label, marker)
-            for other in chart["labels"][i + 1:]:
+            for other in chart["labels"][i + 1 :]:
                 assert not _overlap(label["box"], other["box"]), (label, other)
     finally:
         context.close()

@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from site_support import query
 
 from lib.transformer import ARCHITECTURES, PRESETS, from_hf_config, parameter_count
-from site_support import query
 
 pytestmark = pytest.mark.browser
 
@@ -27,9 +27,16 @@ QWEN25_32B_PUBLISHED = 32.8e9
 def config_json(key: str, architecture: str, **extra) -> dict:
     """A config.json of the preset ``key``, in Hugging Face's field names, as ``architecture``."""
     c = PRESETS[key]
-    raw = {"architectures": [architecture], "num_hidden_layers": c.layers, "hidden_size": c.hidden,
-           "num_attention_heads": c.heads, "num_key_value_heads": c.kv_heads, "vocab_size": c.vocab,
-           "tie_word_embeddings": c.tied_embeddings, "intermediate_size": c.ffn_hidden}
+    raw = {
+        "architectures": [architecture],
+        "num_hidden_layers": c.layers,
+        "hidden_size": c.hidden,
+        "num_attention_heads": c.heads,
+        "num_key_value_heads": c.kv_heads,
+        "vocab_size": c.vocab,
+        "tie_word_embeddings": c.tied_embeddings,
+        "intermediate_size": c.ffn_hidden,
+    }
     if c.experts > 1:
         raw.update(num_local_experts=c.experts, num_experts_per_tok=c.experts_per_token)
     return {**raw, **extra}
@@ -43,20 +50,46 @@ CONFIGS = {
     "MistralForCausalLM": config_json("mistral-7b", "MistralForCausalLM"),
     "Qwen2ForCausalLM": QWEN,
     "MixtralForCausalLM": config_json("mixtral-8x7b", "MixtralForCausalLM"),
-    "Qwen3ForCausalLM": {"architectures": ["Qwen3ForCausalLM"], "num_hidden_layers": 28, "hidden_size": 2048,
-                         "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936,
-                         "intermediate_size": 6144, "tie_word_embeddings": True},
-    "Qwen3MoeForCausalLM": {"architectures": ["Qwen3MoeForCausalLM"], "num_hidden_layers": 48, "hidden_size": 4096,
-                            "num_attention_heads": 32, "num_key_value_heads": 4, "vocab_size": 151936,
-                            "intermediate_size": 12288, "moe_intermediate_size": 1536, "num_experts": 128,
-                            "num_experts_per_tok": 8},
-    "Llama, no KV heads, biases": {k: v for k, v in config_json("llama-2-7b", "LlamaForCausalLM",
-                                                                 attention_bias=True).items()
-                                   if k != "num_key_value_heads"},
+    "Qwen3ForCausalLM": {
+        "architectures": ["Qwen3ForCausalLM"],
+        "num_hidden_layers": 28,
+        "hidden_size": 2048,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 8,
+        "head_dim": 128,
+        "vocab_size": 151936,
+        "intermediate_size": 6144,
+        "tie_word_embeddings": True,
+    },
+    "Qwen3MoeForCausalLM": {
+        "architectures": ["Qwen3MoeForCausalLM"],
+        "num_hidden_layers": 48,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 4,
+        "vocab_size": 151936,
+        "intermediate_size": 12288,
+        "moe_intermediate_size": 1536,
+        "num_experts": 128,
+        "num_experts_per_tok": 8,
+    },
+    "Llama, no KV heads, biases": {
+        k: v
+        for k, v in config_json("llama-2-7b", "LlamaForCausalLM", attention_bias=True).items()
+        if k != "num_key_value_heads"
+    },
 }
 
-FIELDS = {"layers": "layers", "hidden": "hidden", "heads": "heads", "kv_heads": "kv_heads",
-          "ffn_hidden": "ffn_hidden", "vocab": "vocab", "experts": "experts", "top_k": "experts_per_token"}
+FIELDS = {
+    "layers": "layers",
+    "hidden": "hidden",
+    "heads": "heads",
+    "kv_heads": "kv_heads",
+    "ffn_hidden": "ffn_hidden",
+    "vocab": "vocab",
+    "experts": "experts",
+    "top_k": "experts_per_token",
+}
 
 READ = """() => ({fields: Object.fromEntries(%s.map((n) => [n, document.querySelector(`[name="${n}"]`).value])),
   qkv_bias: document.querySelector('[name="qkv_bias"]').checked,
@@ -64,7 +97,7 @@ READ = """() => ({fields: Object.fromEntries(%s.map((n) => [n, document.querySel
   model: document.querySelector('[name="model"]').value,
   count: document.getElementById('pl-params').getAttribute('data-value'),
   error: document.getElementById('pl-config-error').hidden ? null : document.getElementById('pl-config-error').innerText,
-  status: document.getElementById('pl-config-status').innerText})""" % json.dumps(list(FIELDS))
+  status: document.getElementById('pl-config-status').innerText})""".replace("%s", json.dumps(list(FIELDS)))
 
 
 @pytest.fixture(scope="module")
@@ -125,18 +158,24 @@ def _without(field: str) -> dict:
     return {k: v for k, v in QWEN.items() if k != field}
 
 
-@pytest.mark.parametrize("raw, field", [
-    *[(_without(f), f) for f in ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size",
-                                 "intermediate_size")],
-    ({k: v for k, v in CONFIGS["MixtralForCausalLM"].items() if k != "num_experts_per_tok"}, "num_experts_per_tok"),
-    (dict(QWEN, architectures=["GPT2LMHeadModel"]), "architectures"),
-    (_without("architectures"), "architectures"),
-    (dict(QWEN, head_dim=256), "head_dim"),
-    (dict(QWEN, shared_expert_intermediate_size=2048), "shared_expert_intermediate_size"),
-    (dict(QWEN, hidden_size="5120"), "hidden_size"),
-    (dict(QWEN, num_key_value_heads=7.5), "num_key_value_heads"),
-    ([QWEN], "JSON object"),
-], ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    "raw, field",
+    [
+        *[
+            (_without(f), f)
+            for f in ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size", "intermediate_size")
+        ],
+        ({k: v for k, v in CONFIGS["MixtralForCausalLM"].items() if k != "num_experts_per_tok"}, "num_experts_per_tok"),
+        (dict(QWEN, architectures=["GPT2LMHeadModel"]), "architectures"),
+        (_without("architectures"), "architectures"),
+        (dict(QWEN, head_dim=256), "head_dim"),
+        (dict(QWEN, shared_expert_intermediate_size=2048), "shared_expert_intermediate_size"),
+        (dict(QWEN, hidden_size="5120"), "hidden_size"),
+        (dict(QWEN, num_key_value_heads=7.5), "num_key_value_heads"),
+        ([QWEN], "JSON object"),
+    ],
+    ids=lambda x: x if isinstance(x, str) else "",
+)
 def test_a_refused_config_names_the_field_as_lib_does(planner, raw, field):
     with pytest.raises(ValueError) as refused:
         from_hf_config(raw)

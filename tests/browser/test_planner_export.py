@@ -7,7 +7,6 @@ import io
 import json
 
 import pytest
-
 from site_support import open_page, query
 
 pytestmark = pytest.mark.browser
@@ -28,10 +27,14 @@ def _same(exported, shown: str) -> bool:
     return exported == shown
 
 
-@pytest.mark.parametrize("values", [
-    {},
-    {"tpot_limit_ms": "30", "price_per_device_hour": "2.5", "devices": "16"},
-], ids=["plain", "targets and price"])
+@pytest.mark.parametrize(
+    "values",
+    [
+        {},
+        {"tpot_limit_ms": "30", "price_per_device_hour": "2.5", "devices": "16"},
+    ],
+    ids=["plain", "targets and price"],
+)
 def test_downloads_hold_the_table(context, base_url, values):
     page, visit = open_page(context, base_url + PAGE + query({"batch": "32", **values}))
     page.wait_for_selector("tr[data-layout]")

@@ -1,6 +1,6 @@
 """Every function of the planner's scripts that mirrors ``lib`` against ``lib``'s own calls, one function at a time.
 
-``tests/browser/golden/functions.json`` (``python -m tools.planner_golden``)
+``tests/browser/golden/functions.json`` (``python -m tools.site.planner_golden``)
 holds, for each JavaScript function tagged ``// mirrors lib....``, the calls
 ``lib`` made to its Python twin while planning and sizing every seeded
 scenario of the end-to-end tests, in the JavaScript function's calling
@@ -27,9 +27,14 @@ pytestmark = pytest.mark.browser
 GOLDEN = Path(__file__).with_name("golden") / "functions.json"
 
 #: The scripts in the order the page loads them, and the global each sets.
-SCRIPTS = {"planner-collectives.js": "PlannerCollectives", "planner-model.js": "PlannerModel",
-           "planner-capacity.js": "PlannerCapacity", "planner-config.js": "PlannerConfig",
-           "planner-sizing.js": "PlannerSizing", "planner-map.js": "PlannerMap"}
+SCRIPTS = {
+    "planner-collectives.js": "PlannerCollectives",
+    "planner-model.js": "PlannerModel",
+    "planner-capacity.js": "PlannerCapacity",
+    "planner-config.js": "PlannerConfig",
+    "planner-sizing.js": "PlannerSizing",
+    "planner-map.js": "PlannerMap",
+}
 
 #: Relative agreement of a mirror with lib: the same formulas in the same order, so far above rounding only.
 RTOL = 1e-9
@@ -38,8 +43,12 @@ RTOL = 1e-9
 #: value's path; ``"*"``: every field): prefill_lumps's and _poisson's last probability is 1 less the others'
 #: sum (numpy adds pairwise, JavaScript in a row), and a plan row's prefill share is 1 less a ratio of step times,
 #: so they may differ by a few ulps of 1. 1e-12 is far below any probability or share that moves a step time.
-ABSOLUTE = {"prefillLumps": {"weights": 1e-12}, "poisson": {"*": 1e-12}, "plan": {"prefillShare": 1e-12},
-            "decodeStep": {"prefillShare": 1e-12}}
+ABSOLUTE = {
+    "prefillLumps": {"weights": 1e-12},
+    "poisson": {"*": 1e-12},
+    "plan": {"prefillShare": 1e-12},
+    "decodeStep": {"prefillShare": 1e-12},
+}
 
 
 def _golden() -> dict:
@@ -122,6 +131,7 @@ def _text(data: Any) -> str:
     >>> _text([1.5, float("inf"), {"a": float("nan")}])
     '[1.5, "__inf__", {"a": "__nan__"}]'
     """
+
     def plain(x: Any) -> Any:
         if isinstance(x, float) and not math.isfinite(x):
             return "__nan__" if math.isnan(x) else "__inf__" if x > 0 else "__-inf__"
@@ -162,6 +172,7 @@ def test_every_function_has_cases(golden):
 def test_function_agrees_with_lib(blank, golden, key):
     f = golden["functions"][key]
     label = f"{f['script']} {f['name']} (mirrors {f['mirrors']})"
-    got = blank.evaluate(RUN, [SCRIPTS[f["script"]], f["name"], label, _text(f["cases"]), RTOL,
-                               ABSOLUTE.get(f["name"], {}), 8])
+    got = blank.evaluate(
+        RUN, [SCRIPTS[f["script"]], f["name"], label, _text(f["cases"]), RTOL, ABSOLUTE.get(f["name"], {}), 8]
+    )
     assert got["count"] == 0, f"{got['count']} of {len(f['cases'])} cases differ:\n" + "\n".join(got["failures"])

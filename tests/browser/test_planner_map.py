@@ -12,11 +12,11 @@ import json
 import re
 
 import pytest
+from site_support import open_page, query
 
 from lib.diagrams import device_map_data
 from lib.serving import Cluster, Layout
 from lib.transformer import PRESETS
-from site_support import open_page, query
 
 pytestmark = pytest.mark.browser
 
@@ -38,8 +38,9 @@ def drawn(page) -> dict:
 def assert_same_as_lib(shown: dict, model: str, device: str, per_node: int) -> None:
     lib = device_map_data(PRESETS[model], layout_of(shown["layout"]), Cluster(device, per_node))
     assert shown["layout"] == lib["layout"]
-    assert [{k: g[k] for k in GPU_FIELDS} for g in shown["gpus"]] == \
-        [{k: list(g[k]) if k == "layers" else g[k] for k in GPU_FIELDS} for g in lib["gpus"]]
+    assert [{k: g[k] for k in GPU_FIELDS} for g in shown["gpus"]] == [
+        {k: list(g[k]) if k == "layers" else g[k] for k in GPU_FIELDS} for g in lib["gpus"]
+    ]
     assert len(shown["collectives"]) == len(lib["collectives"])
     for mine, theirs in zip(shown["collectives"], lib["collectives"]):
         members = ("from_gpus", "to_gpus") if theirs["kind"] == "send" else ("gpus",)
@@ -48,14 +49,43 @@ def assert_same_as_lib(shown: dict, model: str, device: str, per_node: int) -> N
         assert mine["link"]["slug"] == theirs["link_slug"], (mine, theirs)
 
 
-@pytest.mark.parametrize("scenario", [
-    dict(model="llama-3-70b", device="h100-sxm", devices="8", devices_per_node="8", batch="64",
-         prompt_tokens="1024", output_tokens="256"),
-    dict(model="llama-3.1-405b", device="h100-sxm", devices="16", devices_per_node="8", batch="64",
-         prompt_tokens="1024", output_tokens="256"),
-    dict(model="deepseek-v3", device="h200", devices="16", devices_per_node="8", batch="64", prompt_tokens="1024",
-         output_tokens="2048", weight_format="fp8", ttft_limit_ms="1000", tpot_limit_ms="50", expert_parallel="all"),
-], ids=["one server", "two servers", "attention data-parallel"])
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        dict(
+            model="llama-3-70b",
+            device="h100-sxm",
+            devices="8",
+            devices_per_node="8",
+            batch="64",
+            prompt_tokens="1024",
+            output_tokens="256",
+        ),
+        dict(
+            model="llama-3.1-405b",
+            device="h100-sxm",
+            devices="16",
+            devices_per_node="8",
+            batch="64",
+            prompt_tokens="1024",
+            output_tokens="256",
+        ),
+        dict(
+            model="deepseek-v3",
+            device="h200",
+            devices="16",
+            devices_per_node="8",
+            batch="64",
+            prompt_tokens="1024",
+            output_tokens="2048",
+            weight_format="fp8",
+            ttft_limit_ms="1000",
+            tpot_limit_ms="50",
+            expert_parallel="all",
+        ),
+    ],
+    ids=["one server", "two servers", "attention data-parallel"],
+)
 def test_the_map_is_the_best_rows_and_follows_a_clicked_row(context, base_url, scenario):
     page, visit = open_page(context, base_url + PAGE + query(scenario))
     page.wait_for_selector("tr[data-layout]")
@@ -67,8 +97,11 @@ def test_the_map_is_the_best_rows_and_follows_a_clicked_row(context, base_url, s
     words = page.inner_text("#pl-map ul")
     assert words.strip() and page.get_attribute("#pl-map svg", "aria-label").startswith("Device map of " + best)
 
-    others = [name for name in page.eval_on_selector_all("tr[data-layout]", "rows => rows.map(r => r.dataset.layout)")
-              if name != best and layout_of(name).pp > 1]
+    others = [
+        name
+        for name in page.eval_on_selector_all("tr[data-layout]", "rows => rows.map(r => r.dataset.layout)")
+        if name != best and layout_of(name).pp > 1
+    ]
     assert others, "the scenario should list a pipelined layout to click"
     page.click(f'tr[data-layout="{others[0]}"] .pl-map-link')
     page.wait_for_function(f"document.getElementById('pl-map').dataset.layout === '{others[0]}'")

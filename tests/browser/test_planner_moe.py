@@ -17,26 +17,36 @@ from __future__ import annotations
 import json
 
 import pytest
+from test_planner import GOLDEN, assert_page_agrees, tab  # noqa: F401 (tab: fixture)
+from test_planner_map import layout_of
 
 from lib.serving import best, plan
 from lib.serving.command import vllm_command
 from lib.serving.engine import configure
 from lib.transformer import PRESETS
-from test_planner import GOLDEN, assert_page_agrees, tab  # noqa: F401 (tab: fixture)
-from test_planner_map import layout_of
-from tools.planner_golden import MOE_KINDS, MOE_SCENARIOS, lib_arguments, moe_kinds
+from tools.site.planner_golden import MOE_KINDS, MOE_SCENARIOS, lib_arguments, moe_kinds
 
 pytestmark = pytest.mark.browser
 
-#: tools/planner_golden.py's mixture-of-experts scenarios (each model of MOE_MODELS twice, the second time with
+#: tools/site/planner_golden.py's mixture-of-experts scenarios (each model of MOE_MODELS twice, the second time with
 #: targets) and lib's rows; the browser opens the fewest that show every case kind.
 SCENARIOS = GOLDEN["moe"]
 OPENED = GOLDEN["e2e"]["moe"]
 
 #: Chapter 12's scenario (notebooks/12_engines_today.ipynb: TTFT, TPOT, fp8, MOE_PROMPT, MOE_OUTPUT).
-CHAPTER_12 = dict(model="deepseek-v3", device="h200", devices="16", devices_per_node="8", batch="64",
-                  prompt_tokens="1024", output_tokens="2048", weight_format="fp8", ttft_limit_ms="1000",
-                  tpot_limit_ms="50", expert_parallel="all")
+CHAPTER_12 = dict(
+    model="deepseek-v3",
+    device="h200",
+    devices="16",
+    devices_per_node="8",
+    batch="64",
+    prompt_tokens="1024",
+    output_tokens="2048",
+    weight_format="fp8",
+    ttft_limit_ms="1000",
+    tpot_limit_ms="50",
+    expert_parallel="all",
+)
 
 
 def test_moe_scenarios_cover_attention_data_parallel():
@@ -46,8 +56,9 @@ def test_moe_scenarios_cover_attention_data_parallel():
             kinds[kind] += 1
     assert len(SCENARIOS) == MOE_SCENARIOS
     assert all(count >= 2 for count in kinds.values()), kinds
-    opened = set().union(*(moe_kinds(SCENARIOS[i]["query"], SCENARIOS[i]["rows"], SCENARIOS[i]["best"])
-                           for i in OPENED))
+    opened = set().union(
+        *(moe_kinds(SCENARIOS[i]["query"], SCENARIOS[i]["rows"], SCENARIOS[i]["best"]) for i in OPENED)
+    )
     assert opened == set(MOE_KINDS), f"the scenarios opened in the browser miss {set(MOE_KINDS) - opened}"
 
 
@@ -70,7 +81,8 @@ def test_chapter_12_deepseek_on_two_servers_of_h200(tab):  # noqa: F811 (tab: th
     assert chosen.name in summary and f"before the {chosen.binding} binds" in summary, summary
     assert "(attention data-parallel and experts over 8 × pipeline 1 × data 2)" in summary, summary
     command = page.inner_text("#pl-command").strip()
-    assert command == vllm_command(PRESETS["deepseek-v3"].hf_id, layout_of(chosen.name),
-                                   configure("h200", weight_format="fp8"))
+    assert command == vllm_command(
+        PRESETS["deepseek-v3"].hf_id, layout_of(chosen.name), configure("h200", weight_format="fp8")
+    )
     shown = json.loads(page.get_attribute("#pl-map", "data-map"))
     assert shown["layout"] == chosen.name

@@ -1,7 +1,7 @@
 """The planner's sizing (_static/planner-sizing.js) against ``lib.serving.size``, on seeded scenarios.
 
 The scenarios are test_planner.py's (drawn the same way by
-``tools/planner_golden.py``), each with a request rate to carry and the most
+``tools/site/planner_golden.py``), each with a request rate to carry and the most
 devices the sizing may use; most carry a latency target too. Their answers
 from ``lib.serving.size`` are golden (``tests/browser/golden/scenarios.json``).
 The page must find the same layout, the same number of devices, and the same
@@ -13,9 +13,9 @@ every function it calls on all of them.
 from __future__ import annotations
 
 import pytest
-
 from test_planner import GOLDEN, relative, tab  # noqa: F401 (tab: a fixture)
-from tools.planner_golden import SIZING_KINDS, SIZING_SCENARIOS, sizing_kinds
+
+from tools.site.planner_golden import SIZING_KINDS, SIZING_SCENARIOS, sizing_kinds
 
 pytestmark = pytest.mark.browser
 

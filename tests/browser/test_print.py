@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.site.browser import offline_context, wait_for_mathjax
 from tools.prerequisites import require
+from tools.site.browser import offline_context, wait_for_mathjax
 from tools.teaching.workshop_plan import load
 
 pytestmark = pytest.mark.browser
@@ -27,8 +27,11 @@ pytestmark = pytest.mark.browser
 
 def _printed(browser, url: str, target: Path) -> tuple[int, str]:
     """Print ``url`` to ``target`` as a reader's Ctrl+P would (the page's own print styles, A4); pages and text."""
-    require(None if shutil.which("pdfinfo") else "pdfinfo not found: install poppler-utils.",
-            "Print tests skipped.", "CI must count the printed pages.")
+    require(
+        None if shutil.which("pdfinfo") else "pdfinfo not found: install poppler-utils.",
+        "Print tests skipped.",
+        "CI must count the printed pages.",
+    )
     with offline_context(browser) as context:
         page = context.new_page()
         page.goto(url)
@@ -45,8 +48,17 @@ def _printed(browser, url: str, target: Path) -> tuple[int, str]:
 def test_cheat_sheet_prints_on_one_a4_page(browser, base_url, tmp_path):
     pages, text = _printed(browser, base_url + "book/cheatsheet.html", tmp_path / "cheatsheet.pdf")
     assert pages == 1, f"the cheat sheet prints on {pages} A4 pages; the guide promises one"
-    for section in ("Splitting a matrix", "One phase, whole or split", "Break-even", "Collectives",
-                    "Tensor parallelism", "Serving many users", "Pipelines", "Choosing a split", "units"):
+    for section in (
+        "Splitting a matrix",
+        "One phase, whole or split",
+        "Break-even",
+        "Collectives",
+        "Tensor parallelism",
+        "Serving many users",
+        "Pipelines",
+        "Choosing a split",
+        "units",
+    ):
         assert section in text, f"{section!r} is missing from the printed cheat sheet"
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from site_support import PAGES, ROOT
+
 from tools.site.browser import resolve, start_tags
 from tools.sphinx.data_files import data_files
 from tools.sphinx.run_note import INSTALL
@@ -44,8 +44,11 @@ def test_each_chapter_says_how_to_run_it(site_dir, page):
 
 def test_references_offer_every_data_file(site_dir):
     page = "book/references.html"
-    targets = {resolve(site_dir, site_dir / page, href)[0] for href in links(site_dir, page)
-               if resolve(site_dir, site_dir / page, href)}
+    targets = {
+        resolve(site_dir, site_dir / page, href)[0]
+        for href in links(site_dir, page)
+        if resolve(site_dir, site_dir / page, href)
+    }
     files = data_files(ROOT)
     assert len(files) >= 10
     for relative in files:

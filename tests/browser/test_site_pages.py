@@ -9,11 +9,12 @@ axe-core with no serious or critical violation.
 from __future__ import annotations
 
 import pytest
-
 from site_support import PAGES, blocking, tolerated
+
 from tools.site.browser import is_external
 
 pytestmark = pytest.mark.browser
+
 
 @pytest.mark.parametrize("path", PAGES)
 def test_page_loads_without_console_errors(page_reports, path):
@@ -51,8 +52,7 @@ def test_images_load_and_have_alt_text(page_reports, path):
     images = page_reports[path].images
     broken = [image["src"] for image in images if image["width"] <= 0]
     assert not broken, f"images that did not load on {path}: {broken}"
-    no_alt = [image["src"] for image in images
-              if not (image["alt"] or "").strip() and not image["hidden"]]
+    no_alt = [image["src"] for image in images if not (image["alt"] or "").strip() and not image["hidden"]]
     assert not no_alt, f"images without alt text on {path}: {no_alt}"
 
 

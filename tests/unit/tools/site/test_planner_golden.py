@@ -8,7 +8,7 @@ a mirrored module is mirrored or listed in :data:`PYTHON_ONLY` with the
 reason; that each tagged function is exported in its script's ``_mirrors``
 map, has golden cases (``tests/browser/golden/functions.json``, compared in
 Chromium by ``tests/browser/test_planner_functions.py``), and is one that
-:func:`tools.planner_golden.mirrors` knows how to record.
+:func:`tools.site.planner_golden.mirrors` knows how to record.
 """
 
 from __future__ import annotations
@@ -21,10 +21,16 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 STATIC = ROOT / "_static"
-SCRIPTS = ("planner-model.js", "planner-capacity.js", "planner-collectives.js", "planner-config.js",
-           "planner-sizing.js", "planner-map.js")
+SCRIPTS = (
+    "planner-model.js",
+    "planner-capacity.js",
+    "planner-collectives.js",
+    "planner-config.js",
+    "planner-sizing.js",
+    "planner-map.js",
+)
 GOLDEN = ROOT / "tests" / "browser" / "golden" / "functions.json"
 
 TAG = re.compile(r"^\s*// mirrors (\S+)\s*$")
@@ -163,8 +169,12 @@ def public(module: str) -> set[str]:
         if inspect.isfunction(obj):
             found.add(f"{module}.{name}")
         elif inspect.isclass(obj):
-            found |= {f"{module}.{name}.{attr}" for attr, member in vars(obj).items() if not attr.startswith("_")
-                      and (inspect.isfunction(member) or isinstance(member, (property, staticmethod, classmethod)))}
+            found |= {
+                f"{module}.{name}.{attr}"
+                for attr, member in vars(obj).items()
+                if not attr.startswith("_")
+                and (inspect.isfunction(member) or isinstance(member, (property, staticmethod, classmethod)))
+            }
     return found
 
 
@@ -188,8 +198,11 @@ def test_every_public_function_of_a_mirrored_module_is_mirrored_or_python_only()
     modules = {twin(path)[0] for path in mirrored}
     missing = sorted(path for module in modules for path in public(module) - mirrored - set(PYTHON_ONLY))
     assert not missing, f"neither mirrored nor in PYTHON_ONLY (with a reason): {missing}"
-    stale = sorted(path for path in PYTHON_ONLY if path in mirrored or path not in
-                   {p for module in modules for p in public(module)})
+    stale = sorted(
+        path
+        for path in PYTHON_ONLY
+        if path in mirrored or path not in {p for module in modules for p in public(module)}
+    )
     assert not stale, f"PYTHON_ONLY entries that are mirrored or not public functions of a mirrored module: {stale}"
     assert all(reason.strip() for reason in PYTHON_ONLY.values())
 
@@ -206,7 +219,7 @@ def test_every_tagged_function_is_exported_for_the_tests(script):
 
 
 def test_golden_cases_cover_every_tag():
-    from tools.planner_golden import mirrors
+    from tools.site.planner_golden import mirrors
 
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))["functions"]
     assert {(f["script"], f["name"]): f["mirrors"] for f in golden.values()} == TAGS
@@ -215,13 +228,15 @@ def test_golden_cases_cover_every_tag():
 
 
 def test_golden_files_come_from_this_lib():
-    from tools.planner_golden import GOLDEN as FOLDER
-    from tools.planner_golden import fingerprint
+    from tools.site.planner_golden import GOLDEN as FOLDER
+    from tools.site.planner_golden import fingerprint
 
     now = fingerprint()
     for name in ("functions.json", "scenarios.json"):
         text = (FOLDER / name).read_text(encoding="utf-8")
         made_from = re.search(r'^ "lib_sha256": "([0-9a-f]{64})"', text, re.M)
         assert made_from, f"{name} names no lib_sha256"
-        assert made_from.group(1) == now, (f"{name} was made from another lib: run `python -m tools.planner_golden` "
-                                           "(make fixtures) and review the diff")
+        assert made_from.group(1) == now, (
+            f"{name} was made from another lib: run `python -m tools.site.planner_golden` "
+            "(make fixtures) and review the diff"
+        )

@@ -5,8 +5,8 @@ JavaScript (``_static/planner-*.js``); its browser tests compare the two.
 Computing ``lib``'s side takes minutes, so it is done once, by this command,
 and committed under ``tests/browser/golden/`` for review in diffs::
 
-    python -m tools.planner_golden                  # writes tests/browser/golden/*.json
-    python -m tools.planner_golden --check          # fails if the files differ from a fresh run
+    python -m tools.site.planner_golden                  # writes tests/browser/golden/*.json
+    python -m tools.site.planner_golden --check          # fails if the files differ from a fresh run
 
 ``scenarios.json`` holds the seeded random scenarios of the end-to-end tests
 (as the page's query strings) and, for each, every row of
@@ -69,7 +69,7 @@ __all__ = [
     "sizing_scenario",
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 #: Where the golden files live.
 GOLDEN = ROOT / "tests" / "browser" / "golden"
 
@@ -108,27 +108,43 @@ def random_scenario(rng: random.Random) -> dict[str, str]:
         head_dim = rng.choice([64, 128])
         hidden = heads * head_dim
         experts = rng.choice([1, 1, 4, 8, 16])
-        q.update(model="custom", layers=str(rng.randint(2, 96)), hidden=str(hidden), heads=str(heads),
-                 kv_heads=str(rng.choice([k for k in (1, 2, 4, 8, heads) if heads % k == 0])),
-                 ffn_hidden=str(256 * round(hidden * rng.choice([2, 2.5, 3.5, 4]) / 256)),
-                 vocab=str(rng.choice([32000, 50257, 128256])), experts=str(experts),
-                 top_k=str(1 if experts == 1 else rng.choice([1, 2])))
+        q.update(
+            model="custom",
+            layers=str(rng.randint(2, 96)),
+            hidden=str(hidden),
+            heads=str(heads),
+            kv_heads=str(rng.choice([k for k in (1, 2, 4, 8, heads) if heads % k == 0])),
+            ffn_hidden=str(256 * round(hidden * rng.choice([2, 2.5, 3.5, 4]) / 256)),
+            vocab=str(rng.choice([32000, 50257, 128256])),
+            experts=str(experts),
+            top_k=str(1 if experts == 1 else rng.choice([1, 2])),
+        )
     if rng.random() < 0.7:
         q["device"] = rng.choice(sorted(hardware.DEVICES))
         q["link"] = hardware.DEVICES[q["device"]].link
     else:
-        q.update(device="custom", memory_GiB=str(rng.choice([16, 24, 40, 48, 80, 96, 141, 192])),
-                 bandwidth_TBps=str(round(rng.uniform(0.3, 8), 2)), flops_TFLOPS=str(round(rng.uniform(100, 2500), 1)),
-                 link=rng.choice(["nvlink3", "nvlink4", "nvlink5", "pcie4", "pcie5"]))
+        q.update(
+            device="custom",
+            memory_GiB=str(rng.choice([16, 24, 40, 48, 80, 96, 141, 192])),
+            bandwidth_TBps=str(round(rng.uniform(0.3, 8), 2)),
+            flops_TFLOPS=str(round(rng.uniform(100, 2500), 1)),
+            link=rng.choice(["nvlink3", "nvlink4", "nvlink5", "pcie4", "pcie5"]),
+        )
     per_node = rng.choice([1, 2, 4, 8, 8])
     nodes = rng.choice([1, 1, 2, 4])
-    devices = per_node * nodes if nodes > 1 or rng.random() < 0.7 else rng.choice(
-        [k for k in (1, 2, 4) if k <= per_node])
-    q.update(devices_per_node=str(per_node), devices=str(devices),
-             inter_link=rng.choice(["ib-hdr", "ib-ndr", "eth-100g", "eth-400g"]),
-             weight_format=rng.choice(["bf16", "bf16", "fp8", "int8", "int4"]), kv_format=rng.choice(["bf16", "fp8"]),
-             prompt_tokens=str(_log_uniform(rng, 1, 8192)), output_tokens=str(_log_uniform(rng, 1, 2048)),
-             batch=str(_log_uniform(rng, 1, 1024)))
+    devices = (
+        per_node * nodes if nodes > 1 or rng.random() < 0.7 else rng.choice([k for k in (1, 2, 4) if k <= per_node])
+    )
+    q.update(
+        devices_per_node=str(per_node),
+        devices=str(devices),
+        inter_link=rng.choice(["ib-hdr", "ib-ndr", "eth-100g", "eth-400g"]),
+        weight_format=rng.choice(["bf16", "bf16", "fp8", "int8", "int4"]),
+        kv_format=rng.choice(["bf16", "fp8"]),
+        prompt_tokens=str(_log_uniform(rng, 1, 8192)),
+        output_tokens=str(_log_uniform(rng, 1, 2048)),
+        batch=str(_log_uniform(rng, 1, 1024)),
+    )
     if rng.random() < 0.3:
         q["prefix_hit_rate"] = str(rng.choice([0.25, 0.5, 0.9]))
     if rng.random() < 0.25:
@@ -148,10 +164,12 @@ def random_scenario(rng: random.Random) -> dict[str, str]:
     if rng.random() < 0.3:
         q["price_per_device_hour"] = str(round(rng.uniform(0.5, 10), 2))
     if rng.random() < 0.25:
-        q.update(memory_efficiency=str(round(rng.uniform(0.4, 1), 2)),
-                 compute_efficiency=str(round(rng.uniform(0.3, 1), 2)),
-                 gpu_memory_utilization=str(round(rng.uniform(0.5, 0.95), 2)),
-                 nics_per_node=str(rng.randint(1, per_node)))
+        q.update(
+            memory_efficiency=str(round(rng.uniform(0.4, 1), 2)),
+            compute_efficiency=str(round(rng.uniform(0.3, 1), 2)),
+            gpu_memory_utilization=str(round(rng.uniform(0.5, 0.95), 2)),
+            nics_per_node=str(rng.randint(1, per_node)),
+        )
     if rng.random() < 0.5:
         q["expert_parallel"] = rng.choice(["on", "both"])
     return q
@@ -167,9 +185,17 @@ def config_of(q: dict[str, str]) -> Any:
 
     if q["model"] != "custom":
         return PRESETS[q["model"]]
-    return ModelConfig("custom model", layers=int(q["layers"]), hidden=int(q["hidden"]), heads=int(q["heads"]),
-                       kv_heads=int(q["kv_heads"]), ffn_hidden=int(q["ffn_hidden"]), vocab=int(q["vocab"]),
-                       experts=int(q["experts"]), experts_per_token=int(q["top_k"]))
+    return ModelConfig(
+        "custom model",
+        layers=int(q["layers"]),
+        hidden=int(q["hidden"]),
+        heads=int(q["heads"]),
+        kv_heads=int(q["kv_heads"]),
+        ffn_hidden=int(q["ffn_hidden"]),
+        vocab=int(q["vocab"]),
+        experts=int(q["experts"]),
+        experts_per_token=int(q["top_k"]),
+    )
 
 
 def lib_arguments(q: dict[str, str]) -> tuple[tuple, dict]:
@@ -185,8 +211,15 @@ def lib_arguments(q: dict[str, str]) -> tuple[tuple, dict]:
     from lib.units import TB, GiB, ms
 
     if q["device"] == "custom":
-        device: object = Device("custom device", float(q["memory_GiB"]) * GiB, float(q["bandwidth_TBps"]) * TB,
-                                float(q["flops_TFLOPS"]) * 1e12, q["link"], "", "")
+        device: object = Device(
+            "custom device",
+            float(q["memory_GiB"]) * GiB,
+            float(q["bandwidth_TBps"]) * TB,
+            float(q["flops_TFLOPS"]) * 1e12,
+            q["link"],
+            "",
+            "",
+        )
     else:
         device = q["device"]
 
@@ -194,12 +227,16 @@ def lib_arguments(q: dict[str, str]) -> tuple[tuple, dict]:
         return float(q[key]) * ms if key in q else None
 
     options: dict[str, Any] = {
-        "devices_per_node": int(q["devices_per_node"]), "link": q.get("link"), "inter_link": q.get("inter_link"),
+        "devices_per_node": int(q["devices_per_node"]),
+        "link": q.get("link"),
+        "inter_link": q.get("inter_link"),
         "nics_per_node": int(q["nics_per_node"]) if "nics_per_node" in q else None,
         "prefix_hit_rate": float(q.get("prefix_hit_rate", 0)),
         "expert_parallel": {"on": True, "both": "both", "all": "all"}.get(q.get("expert_parallel", "off"), False),
-        "ttft_limit": limit("ttft_limit_ms"), "tpot_limit": limit("tpot_limit_ms"),
-        "price_per_device_hour": float(q["price_per_device_hour"]) if "price_per_device_hour" in q else None}
+        "ttft_limit": limit("ttft_limit_ms"),
+        "tpot_limit": limit("tpot_limit_ms"),
+        "price_per_device_hour": float(q["price_per_device_hour"]) if "price_per_device_hour" in q else None,
+    }
     # Engine fields: what the link leaves out keeps Engine's default (None: the device's).
     for name in ("weight_format", "kv_format", "allreduce"):
         if name in q:
@@ -214,12 +251,22 @@ def lib_arguments(q: dict[str, str]) -> tuple[tuple, dict]:
         options["cuda_graphs"] = q["cuda_graphs"] == "on"
     if "percentile" in q:
         options["percentile"] = float(q["percentile"])
-    return (config_of(q), device, int(q["devices"]), int(q["batch"]), int(q["prompt_tokens"]),
-            int(q["output_tokens"])), options
+    return (
+        config_of(q),
+        device,
+        int(q["devices"]),
+        int(q["batch"]),
+        int(q["prompt_tokens"]),
+        int(q["output_tokens"]),
+    ), options
 
 
-def scenarios(count: int, seed: int, draw: Callable, before: Callable[[int], None] = lambda found: None,
-              ) -> list[tuple[dict[str, str], list]]:
+def scenarios(
+    count: int,
+    seed: int,
+    draw: Callable,
+    before: Callable[[int], None] = lambda found: None,
+) -> list[tuple[dict[str, str], list]]:
     """``count`` random scenarios that lib.serving.plan accepts, each with its rows: ``draw(rng, found)``
     (``found`` the number accepted so far) until plan takes one; ``before(found)`` runs before each draw.
     Calls ``plan`` on each draw: seconds each."""
@@ -281,12 +328,35 @@ def moe_scenario(rng: random.Random, model: str, targets: bool) -> dict[str, str
     """
     from lib import hardware
 
-    q = {k: v for k, v in random_scenario(rng).items()
-         if k not in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts", "top_k",
-                      "memory_GiB", "bandwidth_TBps", "flops_TFLOPS", "ttft_limit_ms", "tpot_limit_ms")}
+    q = {
+        k: v
+        for k, v in random_scenario(rng).items()
+        if k
+        not in (
+            "layers",
+            "hidden",
+            "heads",
+            "kv_heads",
+            "ffn_hidden",
+            "vocab",
+            "experts",
+            "top_k",
+            "memory_GiB",
+            "bandwidth_TBps",
+            "flops_TFLOPS",
+            "ttft_limit_ms",
+            "tpot_limit_ms",
+        )
+    }
     device = rng.choice(MOE_DEVICES)
-    q.update(model=model, device=device, link=hardware.DEVICES[device].link, devices_per_node="8",
-             devices=str(8 * rng.choice([1, 2, 2, 4])), expert_parallel="all")
+    q.update(
+        model=model,
+        device=device,
+        link=hardware.DEVICES[device].link,
+        devices_per_node="8",
+        devices=str(8 * rng.choice([1, 2, 2, 4])),
+        expert_parallel="all",
+    )
     if targets:
         q.update(ttft_limit_ms=str(rng.choice([500, 1000, 3000])), tpot_limit_ms=str(rng.choice([30, 50, 100])))
     return q
@@ -327,8 +397,8 @@ def plan_kinds(q: dict[str, str], rows: list[dict]) -> set[str]:
         "scheduler limit set": "max_num_seqs" in options or "max_num_batched_tokens" in options,
         "the scheduler refuses a row": any("max_num" in r["reason"] for r in rows),
         "expert parallel rows": any(r["expert_parallel"] for r in rows),
-        "expert parallel beside its twin": options["expert_parallel"] == "both" and any(
-            r["expert_parallel"] for r in rows),
+        "expert parallel beside its twin": options["expert_parallel"] == "both"
+        and any(r["expert_parallel"] for r in rows),
         "a capacity above 0": any(r["capacity"] for r in rows),
         "a capacity of 0": any(r["capacity"] == 0 for r in rows),
     }
@@ -336,10 +406,29 @@ def plan_kinds(q: dict[str, str], rows: list[dict]) -> set[str]:
 
 
 #: Every kind :func:`plan_kinds` can name.
-PLAN_KINDS = ("dense", "moe", "custom model", "custom device", "several servers", "some rows fit", "some rows do not",
-              "nothing fits", "a target", "a price", "8-bit or 4-bit weights", "fp8 cache", "prefix hits",
-              "nccl all-reduce", "no cuda graphs", "scheduler limit set", "the scheduler refuses a row",
-              "expert parallel rows", "expert parallel beside its twin", "a capacity above 0", "a capacity of 0")
+PLAN_KINDS = (
+    "dense",
+    "moe",
+    "custom model",
+    "custom device",
+    "several servers",
+    "some rows fit",
+    "some rows do not",
+    "nothing fits",
+    "a target",
+    "a price",
+    "8-bit or 4-bit weights",
+    "fp8 cache",
+    "prefix hits",
+    "nccl all-reduce",
+    "no cuda graphs",
+    "scheduler limit set",
+    "the scheduler refuses a row",
+    "expert parallel rows",
+    "expert parallel beside its twin",
+    "a capacity above 0",
+    "a capacity of 0",
+)
 
 
 def sizing_kinds(q: dict[str, str], want: dict | None) -> set[str]:
@@ -349,17 +438,31 @@ def sizing_kinds(q: dict[str, str], want: dict | None) -> set[str]:
     ['custom model', 'no target', 'nothing carries it']
     """
     targeted = "ttft_limit_ms" in q or "tpot_limit_ms" in q
-    checks = {"a layout found": want is not None, "nothing carries it": want is None,
-              "several replicas": want is not None and want["dp"] > 1, "a target": targeted,
-              "no target": not targeted, "moe": int(q.get("experts", "1")) > 1 if q["model"] == "custom" else None,
-              "custom model": q["model"] == "custom", "custom device": q["device"] == "custom"}
+    checks = {
+        "a layout found": want is not None,
+        "nothing carries it": want is None,
+        "several replicas": want is not None and want["dp"] > 1,
+        "a target": targeted,
+        "no target": not targeted,
+        "moe": int(q.get("experts", "1")) > 1 if q["model"] == "custom" else None,
+        "custom model": q["model"] == "custom",
+        "custom device": q["device"] == "custom",
+    }
     if checks["moe"] is None:
         checks["moe"] = config_of(q).experts > 1
     return {kind for kind, seen in checks.items() if seen}
 
 
-SIZING_KINDS = ("a layout found", "nothing carries it", "several replicas", "a target", "no target", "moe",
-                "custom model", "custom device")
+SIZING_KINDS = (
+    "a layout found",
+    "nothing carries it",
+    "several replicas",
+    "a target",
+    "no target",
+    "moe",
+    "custom model",
+    "custom device",
+)
 
 
 def moe_kinds(q: dict[str, str], rows: list[dict], best_name: str | None) -> set[str]:
@@ -370,16 +473,31 @@ def moe_kinds(q: dict[str, str], rows: list[dict], best_name: str | None) -> set
     """
     adp = [r for r in rows if r["attention_dp"]]
     chosen = next((r for r in rows if r["name"] == best_name), None)
-    checks = {"several servers": int(q["devices"]) > 8, "adp group across servers": any(r["tp"] > 8 for r in adp),
-              "an adp row fits": any(r["fits"] for r in adp), "targets": "tpot_limit_ms" in q,
-              "no target": "tpot_limit_ms" not in q, "an adp row carries requests": any(r["capacity"] for r in adp),
-              "an adp row is best": chosen is not None and chosen["attention_dp"]}
+    checks = {
+        "several servers": int(q["devices"]) > 8,
+        "adp group across servers": any(r["tp"] > 8 for r in adp),
+        "an adp row fits": any(r["fits"] for r in adp),
+        "targets": "tpot_limit_ms" in q,
+        "no target": "tpot_limit_ms" not in q,
+        "an adp row carries requests": any(r["capacity"] for r in adp),
+        "an adp row is best": chosen is not None and chosen["attention_dp"],
+    }
     model = q["model"] if q["model"] in ("deepseek-v3", "qwen3-235b-a22b") else "mixtral"
     return {model} | {kind for kind, seen in checks.items() if seen}
 
 
-MOE_KINDS = ("deepseek-v3", "qwen3-235b-a22b", "mixtral", "several servers", "adp group across servers",
-             "an adp row fits", "targets", "no target", "an adp row carries requests", "an adp row is best")
+MOE_KINDS = (
+    "deepseek-v3",
+    "qwen3-235b-a22b",
+    "mixtral",
+    "several servers",
+    "adp group across servers",
+    "an adp row fits",
+    "targets",
+    "no target",
+    "an adp row carries requests",
+    "an adp row is best",
+)
 
 
 def _cover(kinds: list[set[str]], wanted: tuple[str, ...], least: int) -> list[int]:
@@ -437,6 +555,7 @@ def dumps(data: Any) -> str:
      "b": [0.1, Infinity]
     }
     """
+
     def text(x: Any, depth: int) -> str:
         pad, inner = " " * depth, " " * (depth + 1)
         if isinstance(x, dict) and x:
@@ -553,7 +672,7 @@ class Recorder:
                 call.error = error
                 recorder._keep(path, call)
                 raise
-            if init:                                   # a class: the object it made
+            if init:  # a class: the object it made
                 recorder._keep(path, Call(function, args, kwargs, args[0]))
                 return None
             recorder._keep(path, call)
@@ -568,7 +687,7 @@ class Recorder:
             module, names, obj = _resolve(path)
             if names and inspect.isclass(getattr(module, names[0])) and len(names) >= 1:
                 owner = getattr(module, names[0])
-                if len(names) == 1:                          # a class: its __init__
+                if len(names) == 1:  # a class: its __init__
                     original = owner.__dict__["__init__"]
                     self._set(owner, "__init__", self._wrap(path, original, init=True))
                     continue
@@ -637,8 +756,12 @@ class Objects:
         return self.ref("link", {"slug": slug, **{name: values[name] for name in LINK_FIELDS}})
 
     def cluster(self, cluster: Any) -> dict:
-        return {"devicesPerNode": cluster.devices_per_node, "link": self.link(cluster.link),
-                "interLink": self.link(cluster.inter_link), "nics": cluster.nics_per_node}
+        return {
+            "devicesPerNode": cluster.devices_per_node,
+            "link": self.link(cluster.link),
+            "interLink": self.link(cluster.inter_link),
+            "nics": cluster.nics_per_node,
+        }
 
     @staticmethod
     def engine_values(engine: Any) -> dict:
@@ -655,11 +778,24 @@ class Objects:
 
     def scenario(self, config: Any, cluster: Any, engine: Any, **workload: Any) -> dict:
         """The page's scenario ``s`` (planner.js ``scenario``): model, device, cluster, resolved engine, load."""
-        s = {"config": self.config(config), "device": self.device(cluster.device), "cluster": self.cluster(cluster),
-             "engine": self.engine(engine)}
-        names = {"prompt": "promptTokens", "output": "outputTokens", "hit": "prefixHitRate", "devices": "devices",
-                 "batch": "batch", "ttft": "ttftLimit", "tpot": "tpotLimit", "percentile": "percentile",
-                 "price": "price", "expert_parallel": "expertParallel"}
+        s = {
+            "config": self.config(config),
+            "device": self.device(cluster.device),
+            "cluster": self.cluster(cluster),
+            "engine": self.engine(engine),
+        }
+        names = {
+            "prompt": "promptTokens",
+            "output": "outputTokens",
+            "hit": "prefixHitRate",
+            "devices": "devices",
+            "batch": "batch",
+            "ttft": "ttftLimit",
+            "tpot": "tpotLimit",
+            "percentile": "percentile",
+            "price": "price",
+            "expert_parallel": "expertParallel",
+        }
         s.update({names[key]: value for key, value in workload.items()})
         return s
 
@@ -667,8 +803,7 @@ class Objects:
 def layout_js(layout: Any, named: bool = False) -> dict:
     """A ``Layout`` as planner-model.js's layouts makes it (``ep``, ``adp``); ``named`` adds its name, as the page
     gives the device map."""
-    out = {"tp": layout.tp, "pp": layout.pp, "dp": layout.dp, "ep": layout.expert_parallel,
-           "adp": layout.attention_dp}
+    out = {"tp": layout.tp, "pp": layout.pp, "dp": layout.dp, "ep": layout.expert_parallel, "adp": layout.attention_dp}
     return {**out, "name": layout.name} if named else out
 
 
@@ -678,23 +813,51 @@ def roofline_js(op: Any) -> dict:
 
 def work_js(work: Any) -> dict:
     """A ``StageWork`` as planner-model.js's passWork returns it."""
-    return {"ops": [roofline_js(op) for op in work.operators], "head": roofline_js(work.head),
-            "communication": work.communication_time, "fixed": work.fixed_time,
-            "computeBound": work.compute_bound_time, "time": work.time}
+    return {
+        "ops": [roofline_js(op) for op in work.operators],
+        "head": roofline_js(work.head),
+        "communication": work.communication_time,
+        "fixed": work.fixed_time,
+        "computeBound": work.compute_bound_time,
+        "time": work.time,
+    }
 
 
 def row_js(row: Any) -> dict:
     """A ``PlanRow`` as planner-model.js's planRow returns it."""
-    return {"name": row.name, "tp": row.tp, "pp": row.pp, "dp": row.dp, "devices": row.devices,
-            "expertParallel": row.expert_parallel, "attentionDp": row.attention_dp, "fits": row.fits,
-            "meetsSlo": row.meets_slo, "reason": row.reason, "weights": row.weights_per_device,
-            "kv": row.kv_per_device, "activations": row.activations_per_device, "memory": row.memory_per_device,
-            "usable": row.usable_per_device, "batch": row.batch, "maxBatch": row.max_batch, "ttft": row.ttft,
-            "tpot": row.tpot, "tokensPerS": row.tokens_per_s, "tokensPerSPerDevice": row.tokens_per_s_per_device,
-            "tokensPerSPerUser": row.tokens_per_s_per_user, "requestsPerS": row.requests_per_s,
-            "prefillShare": row.prefill_share, "bound": row.bound, "costPerMillionTokens": row.cost_per_million_tokens,
-            "capacity": row.capacity, "requestsPerSPerDevice": row.requests_per_s_per_device, "binding": row.binding,
-            "capacityTtft": row.capacity_ttft, "capacityTpot": row.capacity_tpot}
+    return {
+        "name": row.name,
+        "tp": row.tp,
+        "pp": row.pp,
+        "dp": row.dp,
+        "devices": row.devices,
+        "expertParallel": row.expert_parallel,
+        "attentionDp": row.attention_dp,
+        "fits": row.fits,
+        "meetsSlo": row.meets_slo,
+        "reason": row.reason,
+        "weights": row.weights_per_device,
+        "kv": row.kv_per_device,
+        "activations": row.activations_per_device,
+        "memory": row.memory_per_device,
+        "usable": row.usable_per_device,
+        "batch": row.batch,
+        "maxBatch": row.max_batch,
+        "ttft": row.ttft,
+        "tpot": row.tpot,
+        "tokensPerS": row.tokens_per_s,
+        "tokensPerSPerDevice": row.tokens_per_s_per_device,
+        "tokensPerSPerUser": row.tokens_per_s_per_user,
+        "requestsPerS": row.requests_per_s,
+        "prefillShare": row.prefill_share,
+        "bound": row.bound,
+        "costPerMillionTokens": row.cost_per_million_tokens,
+        "capacity": row.capacity,
+        "requestsPerSPerDevice": row.requests_per_s_per_device,
+        "binding": row.binding,
+        "capacityTtft": row.capacity_ttft,
+        "capacityTpot": row.capacity_tpot,
+    }
 
 
 #: The fields of a planRow that planner-capacity.js's capacity fills in.
@@ -704,8 +867,15 @@ CAPACITY_FIELDS = ("capacity", "requestsPerSPerDevice", "binding", "capacityTtft
 def load_js(load: Any) -> dict | None:
     if load is None:
         return None
-    return {"rate": load.rate, "batch": load.batch, "tpot": load.tpot, "tpotQuantile": load.tpot_quantile,
-            "ttft": load.ttft, "ttftQuantile": load.ttft_quantile, "rho": load.prefill_utilisation}
+    return {
+        "rate": load.rate,
+        "batch": load.batch,
+        "tpot": load.tpot,
+        "tpotQuantile": load.tpot_quantile,
+        "ttft": load.ttft,
+        "ttftQuantile": load.ttft_quantile,
+        "rho": load.prefill_utilisation,
+    }
 
 
 # ---------------------------------------------------------------- the mirrors
@@ -765,8 +935,12 @@ def _scalar(call: Call, names: tuple[str, ...], rng: random.Random) -> Call:
         return call
     shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
     index = rng.randrange(int(np.prod(shape)))
-    changes = {n: float(np.broadcast_to(a, shape).flat[index]) if a.dtype.kind == "f"
-               else np.broadcast_to(a, shape).flat[index].item() for n, a in arrays.items()}
+    changes = {
+        n: float(np.broadcast_to(a, shape).flat[index])
+        if a.dtype.kind == "f"
+        else np.broadcast_to(a, shape).flat[index].item()
+        for n, a in arrays.items()
+    }
     again = Call(call.function, (), {})
     again.__dict__["bound"] = dict(call.bound, **changes)
     try:
@@ -786,8 +960,13 @@ def _cluster_of(b: dict, device: Any) -> Any:
     from lib.serving.layout import Cluster
 
     keywords = {**b, **b.get("options", {}), **b.get("keywords", {})}
-    return Cluster(device, keywords.get("devices_per_node", 8), keywords.get("link"), keywords.get("inter_link"),
-                   keywords.get("nics_per_node"))
+    return Cluster(
+        device,
+        keywords.get("devices_per_node", 8),
+        keywords.get("link"),
+        keywords.get("inter_link"),
+        keywords.get("nics_per_node"),
+    )
 
 
 def mirrors() -> list[Mirror]:
@@ -813,146 +992,361 @@ def mirrors() -> list[Mirror]:
     # lib.transformer
     add(m, "headDim", "lib.transformer.models.ModelConfig.head_dim", lambda c, o: ([o.config(c.args[0])], c.result))
     add(m, "valueDim", "lib.transformer.models.ModelConfig.value_dim", lambda c, o: ([o.config(c.args[0])], c.result))
-    add(m, "latent", "lib.transformer.models.ModelConfig.latent_attention",
-        lambda c, o: ([o.config(c.args[0])], c.result))
-    add(m, "moeLayers", "lib.transformer.models.ModelConfig.moe_layers",
-        lambda c, o: ([o.config(c.args[0])], c.result))
-    add(m, "attentionFlops", "lib.transformer.models.ModelConfig.attention_flops",
-        lambda c, o: ([o.config(c.bound["self"]), bool(c.bound["decode"])], c.result))
-    add(m, "breakdown", "lib.transformer.models.parameter_breakdown",
-        lambda c, o: ([o.config(c.bound["config"])], {k: v for k, v in dataclasses.asdict(c.result).items()
-                                                       if k not in ("layers", "experts", "dense_layers")}))
-    add(m, "parameterCount", "lib.transformer.models.parameter_count",
-        lambda c, o: ([o.config(c.bound["config"])], c.result))
-    add(m, "tpAllowed", "lib.transformer.parallel.check_tp_degree",
-        lambda c, o: ([o.config(c.bound["config"]), c.bound["degree"]], c.error is None))
-    add(m, "kvHeadsPerDevice", "lib.transformer.parallel.kv_heads_per_device",
-        lambda c, o: None if c.error else ([o.config(c.bound["config"]), c.bound["devices"]], c.result))
-    add(m, "kvPerToken", "lib.transformer.models.kv_cache_bytes_per_token",
+    add(
+        m,
+        "latent",
+        "lib.transformer.models.ModelConfig.latent_attention",
+        lambda c, o: ([o.config(c.args[0])], c.result),
+    )
+    add(m, "moeLayers", "lib.transformer.models.ModelConfig.moe_layers", lambda c, o: ([o.config(c.args[0])], c.result))
+    add(
+        m,
+        "attentionFlops",
+        "lib.transformer.models.ModelConfig.attention_flops",
+        lambda c, o: ([o.config(c.bound["self"]), bool(c.bound["decode"])], c.result),
+    )
+    add(
+        m,
+        "breakdown",
+        "lib.transformer.models.parameter_breakdown",
+        lambda c, o: (
+            [o.config(c.bound["config"])],
+            {k: v for k, v in dataclasses.asdict(c.result).items() if k not in ("layers", "experts", "dense_layers")},
+        ),
+    )
+    add(
+        m,
+        "parameterCount",
+        "lib.transformer.models.parameter_count",
+        lambda c, o: ([o.config(c.bound["config"])], c.result),
+    )
+    add(
+        m,
+        "tpAllowed",
+        "lib.transformer.parallel.check_tp_degree",
+        lambda c, o: ([o.config(c.bound["config"]), c.bound["degree"]], c.error is None),
+    )
+    add(
+        m,
+        "kvHeadsPerDevice",
+        "lib.transformer.parallel.kv_heads_per_device",
+        lambda c, o: None if c.error else ([o.config(c.bound["config"]), c.bound["devices"]], c.result),
+    )
+    add(
+        m,
+        "kvPerToken",
+        "lib.transformer.models.kv_cache_bytes_per_token",
         lambda c, o: ([o.config(c.bound["config"]), c.bound["bytes_per_element"]], c.result),
-        broadcast=("bytes_per_element",))
+        broadcast=("bytes_per_element",),
+    )
     # lib.formats, lib.experts
-    add(m, "computePeak", "lib.formats.compute_peak",
-        lambda c, o: ([o.device(c.bound["device"]), c.bound["name"]], c.result) if isinstance(c.bound["name"], str)
-        else None)
-    add(m, "expectedMaxNormal", "lib.experts.expected_max_normal",
-        lambda c, o: ([c.bound["n"]], c.result))
-    add(m, "expertImbalance", "lib.experts.expert_imbalance",
+    add(
+        m,
+        "computePeak",
+        "lib.formats.compute_peak",
+        lambda c, o: (
+            ([o.device(c.bound["device"]), c.bound["name"]], c.result) if isinstance(c.bound["name"], str) else None
+        ),
+    )
+    add(m, "expectedMaxNormal", "lib.experts.expected_max_normal", lambda c, o: ([c.bound["n"]], c.result))
+    add(
+        m,
+        "expertImbalance",
+        "lib.experts.expert_imbalance",
         lambda c, o: ([c.bound[n] for n in ("tokens", "experts", "top_k", "devices")], value(c)),
-        broadcast=("tokens", "experts", "top_k", "devices"))
+        broadcast=("tokens", "experts", "top_k", "devices"),
+    )
     # lib.serving.engine
-    add(m, "schedulerLimits", "lib.serving.engine.scheduler_limits",
-        lambda c, o: ([o.device(c.bound["device"])], list(c.result)))
-    add(m, "resolveEngine", "lib.serving.engine.Engine.resolved",
-        lambda c, o: ([o.device(c.bound["device"]), o.engine_values(c.bound["self"])], o.engine_values(c.result)))
-    add(m, "replicaLimits", "lib.serving.engine.Engine.replica_limits",
-        lambda c, o: ([o.engine(c.bound["self"]), layout_js(c.bound["layout"])], list(c.result)))
-    add(m, "reservedBytes", "lib.serving.engine.Engine.reserved_bytes",
-        lambda c, o: ([o.engine(c.bound["self"]), c.bound["tp"]], c.result))
-    add(m, "usableBytes", "lib.serving.engine.Engine.usable_bytes",
-        lambda c, o: ([o.engine(c.bound["self"]), o.device(c.bound["device"]), c.bound["tp"]], c.result))
+    add(
+        m,
+        "schedulerLimits",
+        "lib.serving.engine.scheduler_limits",
+        lambda c, o: ([o.device(c.bound["device"])], list(c.result)),
+    )
+    add(
+        m,
+        "resolveEngine",
+        "lib.serving.engine.Engine.resolved",
+        lambda c, o: ([o.device(c.bound["device"]), o.engine_values(c.bound["self"])], o.engine_values(c.result)),
+    )
+    add(
+        m,
+        "replicaLimits",
+        "lib.serving.engine.Engine.replica_limits",
+        lambda c, o: ([o.engine(c.bound["self"]), layout_js(c.bound["layout"])], list(c.result)),
+    )
+    add(
+        m,
+        "reservedBytes",
+        "lib.serving.engine.Engine.reserved_bytes",
+        lambda c, o: ([o.engine(c.bound["self"]), c.bound["tp"]], c.result),
+    )
+    add(
+        m,
+        "usableBytes",
+        "lib.serving.engine.Engine.usable_bytes",
+        lambda c, o: ([o.engine(c.bound["self"]), o.device(c.bound["device"]), c.bound["tp"]], c.result),
+    )
     # lib.serving.layout
-    add(m, "stageLayers", "lib.serving.layout.stage_layers",
-        lambda c, o: None if c.error else ([c.bound["layers"], c.bound["stages"]], c.result))
+    add(
+        m,
+        "stageLayers",
+        "lib.serving.layout.stage_layers",
+        lambda c, o: None if c.error else ([c.bound["layers"], c.bound["stages"]], c.result),
+    )
     add(m, "layoutName", "lib.serving.layout.Layout.name", lambda c, o: ([layout_js(c.args[0])], c.result))
-    add(m, "layouts", "lib.serving.layout.layouts",
-        lambda c, o: ([o.config(c.bound["config"]), c.bound["devices"], c.bound["expert_parallel"]],
-                      [layout_js(x) for x in c.result]))
-    add(m, "holdsGroup", "lib.serving.layout.Cluster.holds_group",
-        lambda c, o: ([o.cluster(c.bound["self"]), c.bound["tp"]], c.result))
+    add(
+        m,
+        "layouts",
+        "lib.serving.layout.layouts",
+        lambda c, o: (
+            [o.config(c.bound["config"]), c.bound["devices"], c.bound["expert_parallel"]],
+            [layout_js(x) for x in c.result],
+        ),
+    )
+    add(
+        m,
+        "holdsGroup",
+        "lib.serving.layout.Cluster.holds_group",
+        lambda c, o: ([o.cluster(c.bound["self"]), c.bound["tp"]], c.result),
+    )
     # lib.serving.memory
-    add(m, "kvBytesPerLayer", "lib.serving.memory._kv_bytes_per_layer",
-        lambda c, o: ([o.config(c.bound["config"]), {"tp": c.bound["tp"], "adp": not c.bound["heads_split"]},
-                       c.bound["bytes_per_element"]], c.result))
-    add(m, "kvPerTokenPerDevice", "lib.serving.memory.kv_bytes_per_token_per_device",
-        lambda c, o: ([o.config(c.bound["config"]), layout_js(c.bound["layout"]), c.bound["bytes_per_element"]],
-                      c.result))
-    add(m, "perDeviceLayer", "lib.serving.memory._per_device_layer",
-        lambda c, o: ([o.config(c.bound["config"]), layout_js(c.bound["layout"]), c.bound["experts"],
-                       o.ref("parts", {k: v for k, v in dataclasses.asdict(parameter_breakdown(c.bound["config"]))
-                                       .items()})], c.result))
-    add(m, "cacheSharers", "lib.serving.memory._cache_sharers",
-        lambda c, o: ([layout_js(c.bound["layout"])], c.result))
+    add(
+        m,
+        "kvBytesPerLayer",
+        "lib.serving.memory._kv_bytes_per_layer",
+        lambda c, o: (
+            [
+                o.config(c.bound["config"]),
+                {"tp": c.bound["tp"], "adp": not c.bound["heads_split"]},
+                c.bound["bytes_per_element"],
+            ],
+            c.result,
+        ),
+    )
+    add(
+        m,
+        "kvPerTokenPerDevice",
+        "lib.serving.memory.kv_bytes_per_token_per_device",
+        lambda c, o: (
+            [o.config(c.bound["config"]), layout_js(c.bound["layout"]), c.bound["bytes_per_element"]],
+            c.result,
+        ),
+    )
+    add(
+        m,
+        "perDeviceLayer",
+        "lib.serving.memory._per_device_layer",
+        lambda c, o: (
+            [
+                o.config(c.bound["config"]),
+                layout_js(c.bound["layout"]),
+                c.bound["experts"],
+                o.ref("parts", {k: v for k, v in dataclasses.asdict(parameter_breakdown(c.bound["config"])).items()}),
+            ],
+            c.result,
+        ),
+    )
+    add(m, "cacheSharers", "lib.serving.memory._cache_sharers", lambda c, o: ([layout_js(c.bound["layout"])], c.result))
 
     def stage_weights(c: Call, o: Objects) -> tuple:
         from lib.formats import weight_format
 
         fmt = c.bound["weight_format"]
-        return ([o.config(c.bound["config"]), layout_js(c.bound["layout"]),
-                 {"weight_format": fmt, "weight_bytes": weight_format(fmt).bytes_per_weight}], c.result)
+        return (
+            [
+                o.config(c.bound["config"]),
+                layout_js(c.bound["layout"]),
+                {"weight_format": fmt, "weight_bytes": weight_format(fmt).bytes_per_weight},
+            ],
+            c.result,
+        )
 
     add(m, "stageWeightBytes", "lib.serving.memory.stage_weight_bytes", stage_weights)
-    add(m, "activationBytes", "lib.serving.memory.activation_bytes",
-        lambda c, o: None if c.bound["bytes_per_element"] != 2 else (
-            [o.config(c.bound["config"]), c.bound["tokens"], c.bound["tp"],
-             c.bound["tokens"] if c.bound["sequences"] is None else c.bound["sequences"]], c.result),
-        broadcast=("tokens", "sequences"))
-    add(m, "budget", "lib.serving.memory._budget",
-        lambda c, o: ([o.config(c.bound["config"]), o.device(c.bound["device"]), layout_js(c.bound["layout"]),
-                       o.engine(c.bound["engine"]), c.bound["sequences"]], list(c.result)))
+    add(
+        m,
+        "activationBytes",
+        "lib.serving.memory.activation_bytes",
+        lambda c, o: (
+            None
+            if c.bound["bytes_per_element"] != 2
+            else (
+                [
+                    o.config(c.bound["config"]),
+                    c.bound["tokens"],
+                    c.bound["tp"],
+                    c.bound["tokens"] if c.bound["sequences"] is None else c.bound["sequences"],
+                ],
+                c.result,
+            )
+        ),
+        broadcast=("tokens", "sequences"),
+    )
+    add(
+        m,
+        "budget",
+        "lib.serving.memory._budget",
+        lambda c, o: (
+            [
+                o.config(c.bound["config"]),
+                o.device(c.bound["device"]),
+                layout_js(c.bound["layout"]),
+                o.engine(c.bound["engine"]),
+                c.bound["sequences"],
+            ],
+            list(c.result),
+        ),
+    )
 
     def memory_fit(c: Call, o: Objects) -> tuple:
         b, f = c.bound, c.result
         device = lookup_device(b["device"])
-        return ([o.config(b["config"]), o.device(device), layout_js(b["layout"]), b["sequences"], b["context"],
-                 o.engine(_engine_of(b, device))],
-                {"weights": f.weights, "kv": f.kv_cache, "activations": f.activations, "usable": f.usable,
-                 "most": f.max_sequences, "reason": f.reason, "total": f.total, "free": f.free, "fits": f.fits})
+        return (
+            [
+                o.config(b["config"]),
+                o.device(device),
+                layout_js(b["layout"]),
+                b["sequences"],
+                b["context"],
+                o.engine(_engine_of(b, device)),
+            ],
+            {
+                "weights": f.weights,
+                "kv": f.kv_cache,
+                "activations": f.activations,
+                "usable": f.usable,
+                "most": f.max_sequences,
+                "reason": f.reason,
+                "total": f.total,
+                "free": f.free,
+                "fits": f.fits,
+            },
+        )
 
     add(m, "memoryFit", "lib.serving.memory.memory_fit", memory_fit)
     # lib.serving.operators
-    add(m, "expertsTouched", "lib.serving.operators.expected_experts_touched",
-        lambda c, o: ([c.bound["experts"], c.bound["top_k"], c.bound["tokens"]], c.result), broadcast=("tokens",))
-    add(m, "expertsRead", "lib.serving.operators._experts_read",
+    add(
+        m,
+        "expertsTouched",
+        "lib.serving.operators.expected_experts_touched",
+        lambda c, o: ([c.bound["experts"], c.bound["top_k"], c.bound["tokens"]], c.result),
+        broadcast=("tokens",),
+    )
+    add(
+        m,
+        "expertsRead",
+        "lib.serving.operators._experts_read",
         lambda c, o: ([o.config(c.bound["config"]), layout_js(c.bound["layout"]), c.bound["tokens"]], c.result),
-        broadcast=("tokens",))
-    add(m, "roofline", "lib.serving.operators._roofline",
-        lambda c, o: ([c.bound["bytes_"], c.bound["flops"], c.bound["bandwidth"], c.bound["peak"]],
-                      roofline_js(c.result)), broadcast=("bytes_", "flops"))
-    add(m, "tpAllreduce", "lib.serving.operators.tp_allreduce",
-        lambda c, o: ([o.cluster(c.bound["cluster"]), c.bound["tp"], c.bound["message"], c.bound["allreduce"]],
-                      c.result), broadcast=("message",))
-    add(m, "busiestPrompts", "lib.serving.operators._busiest_prompts",
-        lambda c, o: ([layout_js(c.bound["layout"]), c.bound["prompts"]], c.result), broadcast=("prompts",))
-    add(m, "expertExchange", "lib.serving.operators.expert_exchange",
-        lambda c, o: None if c.bound["exchange"] != "allgather_reducescatter" else (
-            [o.config(c.bound["config"]), {"expert_exchange": c.bound["exchange"]}, c.bound["tokens"]],
-            [c.result[0][1], c.result[1][1]]), broadcast=("tokens", "busiest"))
+        broadcast=("tokens",),
+    )
+    add(
+        m,
+        "roofline",
+        "lib.serving.operators._roofline",
+        lambda c, o: (
+            [c.bound["bytes_"], c.bound["flops"], c.bound["bandwidth"], c.bound["peak"]],
+            roofline_js(c.result),
+        ),
+        broadcast=("bytes_", "flops"),
+    )
+    add(
+        m,
+        "tpAllreduce",
+        "lib.serving.operators.tp_allreduce",
+        lambda c, o: (
+            [o.cluster(c.bound["cluster"]), c.bound["tp"], c.bound["message"], c.bound["allreduce"]],
+            c.result,
+        ),
+        broadcast=("message",),
+    )
+    add(
+        m,
+        "busiestPrompts",
+        "lib.serving.operators._busiest_prompts",
+        lambda c, o: ([layout_js(c.bound["layout"]), c.bound["prompts"]], c.result),
+        broadcast=("prompts",),
+    )
+    add(
+        m,
+        "expertExchange",
+        "lib.serving.operators.expert_exchange",
+        lambda c, o: (
+            None
+            if c.bound["exchange"] != "allgather_reducescatter"
+            else (
+                [o.config(c.bound["config"]), {"expert_exchange": c.bound["exchange"]}, c.bound["tokens"]],
+                [c.result[0][1], c.result[1][1]],
+            )
+        ),
+        broadcast=("tokens", "busiest"),
+    )
 
     def s_of(b: dict, o: Objects, **workload: Any) -> dict:
         return o.scenario(b["config"], b["cluster"], b["engine"], **workload)
 
-    add(m, "communication", "lib.serving.operators._communication",
-        lambda c, o: ([s_of(c.bound, o), layout_js(c.bound["layout"]), c.bound["layers"], c.bound["tokens"]],
-                      c.result), broadcast=("tokens", "busiest"))
+    add(
+        m,
+        "communication",
+        "lib.serving.operators._communication",
+        lambda c, o: ([s_of(c.bound, o), layout_js(c.bound["layout"]), c.bound["layers"], c.bound["tokens"]], c.result),
+        broadcast=("tokens", "busiest"),
+    )
 
     def w_js(decode: Any, context: Any, prefill: Any, prefill_context: Any, sampled: Any, prompts: Any) -> dict:
-        return {"decode": decode, "context": context, "prefill": prefill, "prefillContext": prefill_context,
-                "sampled": sampled, "prompts": prompts}
+        return {
+            "decode": decode,
+            "context": context,
+            "prefill": prefill,
+            "prefillContext": prefill_context,
+            "sampled": sampled,
+            "prompts": prompts,
+        }
 
     work_names = ("decode", "context", "prefill", "prefill_context", "sampled", "prompts")
-    add(m, "passWork", "lib.serving.operators.pass_work",
-        lambda c, o: ([s_of(c.bound, o), layout_js(c.bound["layout"]), c.bound["stage"],
-                       w_js(*(c.bound[n] for n in work_names))], work_js(c.result)), broadcast=work_names)
+    add(
+        m,
+        "passWork",
+        "lib.serving.operators.pass_work",
+        lambda c, o: (
+            [s_of(c.bound, o), layout_js(c.bound["layout"]), c.bound["stage"], w_js(*(c.bound[n] for n in work_names))],
+            work_js(c.result),
+        ),
+        broadcast=work_names,
+    )
     # lib.serving.step
-    add(m, "hopLinks", "lib.serving.step._hop_links",
-        lambda c, o: ([o.cluster(c.bound["cluster"]), layout_js(c.bound["layout"]), c.bound["replica"]],
-                      [{"slug": o.table[o.link(x)["$ref"]]["slug"]} for x in c.result]))
-    add(m, "hopTime", "lib.serving.step.hop_time",
+    add(
+        m,
+        "hopLinks",
+        "lib.serving.step._hop_links",
+        lambda c, o: (
+            [o.cluster(c.bound["cluster"]), layout_js(c.bound["layout"]), c.bound["replica"]],
+            [{"slug": o.table[o.link(x)["$ref"]]["slug"]} for x in c.result],
+        ),
+    )
+    add(
+        m,
+        "hopTime",
+        "lib.serving.step.hop_time",
         lambda c, o: ([o.cluster(c.bound["cluster"]), layout_js(c.bound["layout"]), c.bound["hop_bytes"]], c.result),
-        broadcast=("hop_bytes",))
+        broadcast=("hop_bytes",),
+    )
 
     def stage_works(c: Call, o: Objects) -> tuple:
         b = c.bound
-        return ([s_of(b, o), layout_js(b["layout"]), w_js(*b["work"], b["prompts"])],
-                [work_js(w) for w in c.result])
+        return ([s_of(b, o), layout_js(b["layout"]), w_js(*b["work"], b["prompts"])], [work_js(w) for w in c.result])
 
     def unpack_work(c: Call, rng: random.Random) -> Call:
         b = dict(c.bound)
         b.update(dict(zip(("decode", "context", "prefill", "prefill_context", "sampled"), b.pop("work"))))
-        flat = Call(lambda config, cluster, layout, engine, decode, context, prefill, prefill_context, sampled,
-                    prompts=None: c.function(config, cluster, layout, engine, decode, context, prefill,
-                                             prefill_context, sampled, prompts=prompts), (), {})
+        flat = Call(
+            lambda config, cluster, layout, engine, decode, context, prefill, prefill_context, sampled, prompts=None: (
+                c.function(
+                    config, cluster, layout, engine, decode, context, prefill, prefill_context, sampled, prompts=prompts
+                )
+            ),
+            (),
+            {},
+        )
         flat.__dict__["bound"] = b
         flat.result = c.result
         one = _scalar(flat, work_names, rng)
@@ -960,47 +1354,93 @@ def mirrors() -> list[Mirror]:
         return one
 
     add(m, "stageWorks", "lib.serving.step._stage_works", stage_works, prepare=unpack_work)
-    add(m, "loop", "lib.serving.step._pass",
-        lambda c, o: ([s_of(c.bound, o), layout_js(c.bound["layout"]), c.bound["m"],
-                       w_js(*(c.bound[n] for n in work_names))],
-                      {"tpot": c.result[0], "times": list(c.result[1]), "hop": c.result[2],
-                       "works": [work_js(w) for w in c.result[3]]}), broadcast=("m",) + work_names)
+    add(
+        m,
+        "loop",
+        "lib.serving.step._pass",
+        lambda c, o: (
+            [s_of(c.bound, o), layout_js(c.bound["layout"]), c.bound["m"], w_js(*(c.bound[n] for n in work_names))],
+            {
+                "tpot": c.result[0],
+                "times": list(c.result[1]),
+                "hop": c.result[2],
+                "works": [work_js(w) for w in c.result[3]],
+            },
+        ),
+        broadcast=("m",) + work_names,
+    )
+
     def prefill_lumps(c: Call, o: Objects) -> tuple:
         tokens, weights = (np.asarray(x, dtype=float) for x in c.result)
         # The last lump's tokens are E[K | K >= L], a difference over its probability: when that is tiny the
         # difference is rounding, amplified, and weighs nothing; it is compared only where the lump weighs.
-        return ([c.bound["decode"], c.bound["prompts_per_step"], c.bound["new_tokens"], c.bound["budget"]],
-                {"tokens": {str(i): x for i, x in enumerate(tokens) if i < len(tokens) - 1 or weights[-1] >= 1e-6},
-                 "weights": list(weights)})
+        return (
+            [c.bound["decode"], c.bound["prompts_per_step"], c.bound["new_tokens"], c.bound["budget"]],
+            {
+                "tokens": {str(i): x for i, x in enumerate(tokens) if i < len(tokens) - 1 or weights[-1] >= 1e-6},
+                "weights": list(weights),
+            },
+        )
 
-    add(m, "prefillLumps", "lib.serving.step.prefill_lumps", prefill_lumps,
-        broadcast=("decode", "prompts_per_step", "new_tokens"))
+    add(
+        m,
+        "prefillLumps",
+        "lib.serving.step.prefill_lumps",
+        prefill_lumps,
+        broadcast=("decode", "prompts_per_step", "new_tokens"),
+    )
 
     def decode_step(c: Call, o: Objects) -> tuple | None:
         b = c.bound
         if b["prompt_tokens"] is None or c.error:
             return None
         eng = _engine_of(b, b["cluster"].device)
-        s = o.scenario(b["config"], b["cluster"], eng, prompt=b["prompt_tokens"], output=b["output_tokens"],
-                       hit=b["prefix_hit_rate"])
+        s = o.scenario(
+            b["config"],
+            b["cluster"],
+            eng,
+            prompt=b["prompt_tokens"],
+            output=b["output_tokens"],
+            hit=b["prefix_hit_rate"],
+        )
         r = c.result
-        return ([s, layout_js(b["layout"]), b["batch"], b["context"]],
-                {"tpot": r.tpot, "prefillShare": r.prefill_share, "tokensPerStep": r.tokens_per_step,
-                 "bound": str(r.bound), "stageTimes": list(r.stage_times), "hop": r.hop_time})
+        return (
+            [s, layout_js(b["layout"]), b["batch"], b["context"]],
+            {
+                "tpot": r.tpot,
+                "prefillShare": r.prefill_share,
+                "tokensPerStep": r.tokens_per_step,
+                "bound": str(r.bound),
+                "stageTimes": list(r.stage_times),
+                "hop": r.hop_time,
+            },
+        )
 
-    add(m, "decodeStep", "lib.serving.step.decode_step", decode_step,
-        broadcast=("batch", "context", "prompt_tokens", "output_tokens", "prefix_hit_rate"))
+    add(
+        m,
+        "decodeStep",
+        "lib.serving.step.decode_step",
+        decode_step,
+        broadcast=("batch", "context", "prompt_tokens", "output_tokens", "prefix_hit_rate"),
+    )
 
     def loop_time(c: Call, o: Objects) -> tuple | None:
         b = c.bound
         if b["sampled"] is not None:
             return None
         s = o.scenario(b["config"], b["cluster"], _engine_of(b, b["cluster"].device))
-        return ([s, layout_js(b["layout"]), b["decode"], b["context"], b["prefill"], b["prefill_context"],
-                 b["prompts"]], c.result)
+        return (
+            [s, layout_js(b["layout"]), b["decode"], b["context"], b["prefill"], b["prefill_context"], b["prompts"]],
+            c.result,
+        )
 
-    add(m, "loopTime", "lib.serving.step.loop_time", loop_time,
-        broadcast=("decode", "context", "prefill", "prefill_context", "prompts"))
+    add(
+        m,
+        "loopTime",
+        "lib.serving.step.loop_time",
+        loop_time,
+        broadcast=("decode", "context", "prefill", "prefill_context", "prompts"),
+    )
 
     def kv_token_capacity(c: Call, o: Objects) -> tuple:
         from lib.serving.layout import Cluster
@@ -1014,45 +1454,83 @@ def mirrors() -> list[Mirror]:
 
     def prefill_time(c: Call, o: Objects) -> tuple:
         b = c.bound
-        s = o.scenario(b["config"], b["cluster"], _engine_of(b, b["cluster"].device), prompt=b["prompt_tokens"],
-                       hit=b["prefix_hit_rate"])
+        s = o.scenario(
+            b["config"],
+            b["cluster"],
+            _engine_of(b, b["cluster"].device),
+            prompt=b["prompt_tokens"],
+            hit=b["prefix_hit_rate"],
+        )
         return [s, layout_js(b["layout"])], c.result
 
-    add(m, "prefillTime", "lib.serving.step.prefill_time", prefill_time,
-        broadcast=("prompt_tokens", "prefix_hit_rate"))
+    add(m, "prefillTime", "lib.serving.step.prefill_time", prefill_time, broadcast=("prompt_tokens", "prefix_hit_rate"))
     # lib.serving.plan
-    add(m, "schedulerReason", "lib.serving.plan._scheduler_reason",
-        lambda c, o: ([c.bound["per_replica"], c.bound["tokens"], o.engine(c.bound["engine"]),
-                       layout_js(c.bound["layout"])], c.result))
+    add(
+        m,
+        "schedulerReason",
+        "lib.serving.plan._scheduler_reason",
+        lambda c, o: (
+            [c.bound["per_replica"], c.bound["tokens"], o.engine(c.bound["engine"]), layout_js(c.bound["layout"])],
+            c.result,
+        ),
+    )
 
     def plan_scenario(b: dict, o: Objects, **more: Any) -> dict:
         cluster = _cluster_of(b, b["device"])
         eng = _engine_of(b, cluster.device)
-        return o.scenario(b["config"], cluster, eng, prompt=b["prompt_tokens"], output=b["output_tokens"],
-                          hit=b["prefix_hit_rate"], devices=b["devices"], ttft=b["ttft_limit"], tpot=b["tpot_limit"],
-                          percentile=b["percentile"], price=b["price_per_device_hour"],
-                          expert_parallel=b["expert_parallel"], **more)
+        return o.scenario(
+            b["config"],
+            cluster,
+            eng,
+            prompt=b["prompt_tokens"],
+            output=b["output_tokens"],
+            hit=b["prefix_hit_rate"],
+            devices=b["devices"],
+            ttft=b["ttft_limit"],
+            tpot=b["tpot_limit"],
+            percentile=b["percentile"],
+            price=b["price_per_device_hour"],
+            expert_parallel=b["expert_parallel"],
+            **more,
+        )
 
     def plan(c: Call, o: Objects) -> tuple | None:
         if c.error:
             return None
         rows = [row_js(r) for r in c.result]
         targets = c.bound["ttft_limit"] is not None or c.bound["tpot_limit"] is not None
-        if targets:       # priced without the capacities (capacity's own cases hold them): seconds less per case
+        if targets:  # priced without the capacities (capacity's own cases hold them): seconds less per case
             rows = [{k: v for k, v in row.items() if k not in CAPACITY_FIELDS} for row in rows]
         return [plan_scenario(c.bound, o, batch=c.bound["batch"]), targets], rows
 
     add(m, "plan", "lib.serving.plan.plan", plan)
     ranked = ("name", "capacity", "requestsPerSPerDevice", "fits", "meetsSlo", "tokensPerSPerDevice", "tpot")
-    add(m, "best", "lib.serving.plan.best",
-        lambda c, o: ([[{k: row_js(r)[k] for k in ranked} for r in c.bound["rows"]]],
-                      None if c.result is None else {"name": c.result.name}))
+    add(
+        m,
+        "best",
+        "lib.serving.plan.best",
+        lambda c, o: (
+            [[{k: row_js(r)[k] for k in ranked} for r in c.bound["rows"]]],
+            None if c.result is None else {"name": c.result.name},
+        ),
+    )
 
     def frontier(c: Call, o: Objects) -> tuple:
         b = dict(c.bound)
         options = dict(b["options"])
-        keys = ("devices_per_node", "link", "inter_link", "nics_per_node", "prefix_hit_rate", "expert_parallel",
-                "ttft_limit", "tpot_limit", "percentile", "price_per_device_hour", "engine")
+        keys = (
+            "devices_per_node",
+            "link",
+            "inter_link",
+            "nics_per_node",
+            "prefix_hit_rate",
+            "expert_parallel",
+            "ttft_limit",
+            "tpot_limit",
+            "percentile",
+            "price_per_device_hour",
+            "engine",
+        )
         defaults = {"devices_per_node": 8, "prefix_hit_rate": 0.0, "expert_parallel": False, "percentile": 0.9}
         for key in keys:
             b[key] = options.pop(key, defaults.get(key))
@@ -1060,11 +1538,17 @@ def mirrors() -> list[Mirror]:
         points, front = c.result
 
         def point(p: Any) -> dict:
-            return {"name": p.name, "batch": p.batch, "user": p.tokens_per_s_per_user,
-                    "device": p.tokens_per_s_per_device}
+            return {
+                "name": p.name,
+                "batch": p.batch,
+                "user": p.tokens_per_s_per_user,
+                "device": p.tokens_per_s_per_device,
+            }
 
-        return ([plan_scenario(b, o), list(b["batches"])],
-                {"points": [point(p) for p in points], "front": [point(p) for p in front]})
+        return (
+            [plan_scenario(b, o), list(b["batches"])],
+            {"points": [point(p) for p in points], "front": [point(p) for p in front]},
+        )
 
     add(m, "frontier", "lib.serving.plan.frontier", frontier)
 
@@ -1075,17 +1559,28 @@ def mirrors() -> list[Mirror]:
         if not b["prefill"] or np.size(b["prompt_tokens"]) != 1 or np.size(b["output_tokens"]) != 1:
             return None
         cluster = _cluster_of(b, b["device"])
-        return o.scenario(b["config"], cluster, _engine_of(b, cluster.device), prompt=b["prompt_tokens"],
-                          output=b["output_tokens"], hit=b["prefix_hit_rate"], ttft=b["ttft_limit"],
-                          tpot=b["tpot_limit"], percentile=b["percentile"])
+        return o.scenario(
+            b["config"],
+            cluster,
+            _engine_of(b, cluster.device),
+            prompt=b["prompt_tokens"],
+            output=b["output_tokens"],
+            hit=b["prefix_hit_rate"],
+            ttft=b["ttft_limit"],
+            tpot=b["tpot_limit"],
+            percentile=b["percentile"],
+        )
 
     def capacity(c: Call, o: Objects) -> tuple | None:
         s = capacity_scenario(c.bound, o)
         if s is None or c.error:
             return None
         r = c.result
-        return [s, layout_js(c.bound["layout"])], {"rate": r.rate, "ratePerDevice": r.rate_per_device,
-                                                     "binding": r.binding}
+        return [s, layout_js(c.bound["layout"])], {
+            "rate": r.rate,
+            "ratePerDevice": r.rate_per_device,
+            "binding": r.binding,
+        }
 
     add(k, "capacity", "lib.serving.capacity.capacity", capacity)
 
@@ -1094,8 +1589,13 @@ def mirrors() -> list[Mirror]:
         if s is None:
             return None
         w = Workload(c.bound["prompt_tokens"], c.bound["output_tokens"], c.bound["prefix_hit_rate"])
-        return [s], {"prompt": w.prompt, "output": w.output, "hit": w.prefix_hit_rate, "context": w.context,
-                     "newTokens": float(w.new_tokens.mean())}
+        return [s], {
+            "prompt": w.prompt,
+            "output": w.output,
+            "hit": w.prefix_hit_rate,
+            "context": w.context,
+            "newTokens": float(w.new_tokens.mean()),
+        }
 
     add(k, "workload", "lib.serving.capacity.Workload", workload, source="lib.serving.capacity.capacity")
 
@@ -1103,15 +1603,31 @@ def mirrors() -> list[Mirror]:
         w = r.workload
         if not r.prefill or np.size(w.prompts) != 1 or np.size(w.outputs) != 1:
             return None
-        out = {"limit": r.limit, "maxBatch": r.max_batch, "fits": r.fits,
-               "w": {"prompt": w.prompt, "output": w.output, "hit": w.prefix_hit_rate, "context": w.context,
-                     "newTokens": float(w.new_tokens.mean())}}
+        out = {
+            "limit": r.limit,
+            "maxBatch": r.max_batch,
+            "fits": r.fits,
+            "w": {
+                "prompt": w.prompt,
+                "output": w.output,
+                "hit": w.prefix_hit_rate,
+                "context": w.context,
+                "newTokens": float(w.new_tokens.mean()),
+            },
+        }
         if r.fits and r.max_batch >= 1:
-            out.update(grid=list(r.grid), times=list(r.times), room=list(r.room), idle=list(r.idle),
-                       busyK=[list(x) for x in r.busy_k])
+            out.update(
+                grid=list(r.grid),
+                times=list(r.times),
+                room=list(r.room),
+                idle=list(r.idle),
+                busyK=[list(x) for x in r.busy_k],
+            )
         if full:
-            out.update(s=o.scenario(r.config, r.cluster, r.engine, prompt=w.prompt, output=w.output,
-                                    hit=w.prefix_hit_rate), l=layout_js(r.layout))
+            out.update(
+                s=o.scenario(r.config, r.cluster, r.engine, prompt=w.prompt, output=w.output, hit=w.prefix_hit_rate),
+                l=layout_js(r.layout),
+            )
         return out
 
     def replica(c: Call, o: Objects) -> tuple | None:
@@ -1119,8 +1635,14 @@ def mirrors() -> list[Mirror]:
         want = replica_js(r, o, full=False)
         if want is None:
             return None
-        s = o.scenario(r.config, r.cluster, r.engine, prompt=r.workload.prompt, output=r.workload.output,
-                       hit=r.workload.prefix_hit_rate)
+        s = o.scenario(
+            r.config,
+            r.cluster,
+            r.engine,
+            prompt=r.workload.prompt,
+            output=r.workload.output,
+            hit=r.workload.prefix_hit_rate,
+        )
         return [s, layout_js(r.layout)], want
 
     add(k, "replica", "lib.serving.capacity._Replica", replica)
@@ -1129,12 +1651,17 @@ def mirrors() -> list[Mirror]:
         def inner(c: Call, o: Objects) -> tuple | None:
             r = replica_js(c.bound["self"], o)
             return None if r is None or "grid" not in r else convert(c, o.ref("replica", r), o)
+
         return inner
 
-    add(k, "stepTime", "lib.serving.capacity._Replica.step_time",
-        on_replica(lambda c, r, o: ([r, c.bound["batch"]], c.result)), broadcast=("batch",))
-    add(k, "highestRate", "lib.serving.capacity._Replica.highest_rate",
-        on_replica(lambda c, r, o: ([r], c.result)))
+    add(
+        k,
+        "stepTime",
+        "lib.serving.capacity._Replica.step_time",
+        on_replica(lambda c, r, o: ([r, c.bound["batch"]], c.result)),
+        broadcast=("batch",),
+    )
+    add(k, "highestRate", "lib.serving.capacity._Replica.highest_rate", on_replica(lambda c, r, o: ([r], c.result)))
 
     def states(c: Call, r: dict, o: Objects) -> tuple:
         got = c.result
@@ -1142,12 +1669,29 @@ def mirrors() -> list[Mirror]:
         return [r, c.bound["rate"]], want
 
     add(k, "states", "lib.serving.capacity._Replica.states", on_replica(states))
-    add(k, "loadAt", "lib.serving.capacity._Replica.load",
-        on_replica(lambda c, r, o: ([r, c.bound["rate"], c.bound["quantile"], c.bound["ttft"]], load_js(c.result))))
-    add(k, "weightedQuantile", "lib.serving.capacity._weighted_quantile",
-        lambda c, o: None if np.size(c.bound["values"]) > 400 else (
-            [list(np.asarray(c.bound["values"], dtype=float)), list(np.asarray(c.bound["weights"], dtype=float)),
-             c.bound["q"]], c.result))
+    add(
+        k,
+        "loadAt",
+        "lib.serving.capacity._Replica.load",
+        on_replica(lambda c, r, o: ([r, c.bound["rate"], c.bound["quantile"], c.bound["ttft"]], load_js(c.result))),
+    )
+    add(
+        k,
+        "weightedQuantile",
+        "lib.serving.capacity._weighted_quantile",
+        lambda c, o: (
+            None
+            if np.size(c.bound["values"]) > 400
+            else (
+                [
+                    list(np.asarray(c.bound["values"], dtype=float)),
+                    list(np.asarray(c.bound["weights"], dtype=float)),
+                    c.bound["q"],
+                ],
+                c.result,
+            )
+        ),
+    )
 
     def poisson(c: Call, o: Objects) -> tuple:
         mean = np.asarray(c.bound["mean"], dtype=float)
@@ -1161,13 +1705,27 @@ def mirrors() -> list[Mirror]:
         b = c.bound
         if np.size(b["idle"]) > 64 or np.asarray(b["service"]).shape[1] != 1:
             return None
-        return ([b["rate"], b["rho"], list(b["idle"]), [list(x) for x in b["busy_k"]], list(b["room"]),
-                 list(np.asarray(b["service"])[:, 0]), float(np.mean(b["new_tokens"])), list(b["weights"])],
-                {"mean": c.result[0]})
+        return (
+            [
+                b["rate"],
+                b["rho"],
+                list(b["idle"]),
+                [list(x) for x in b["busy_k"]],
+                list(b["room"]),
+                list(np.asarray(b["service"])[:, 0]),
+                float(np.mean(b["new_tokens"])),
+                list(b["weights"]),
+            ],
+            {"mean": c.result[0]},
+        )
 
     add(k, "ttft", "lib.serving.capacity._ttft", ttft)
-    add(k, "meets", "lib.serving.capacity._meets",
-        lambda c, o: ([load_js(c.bound["load"]), c.bound["ttft_limit"], c.bound["tpot_limit"]], c.result))
+    add(
+        k,
+        "meets",
+        "lib.serving.capacity._meets",
+        lambda c, o: ([load_js(c.bound["load"]), c.bound["ttft_limit"], c.bound["tpot_limit"]], c.result),
+    )
 
     def binding(c: Call, o: Objects) -> tuple | None:
         r = replica_js(c.bound["replica"], o)
@@ -1179,26 +1737,93 @@ def mirrors() -> list[Mirror]:
 
     # planner-collectives.js: lib.collectives, lib.hardware
     co = "planner-collectives.js"
-    add(co, "hop", "lib.collectives.nccl._hop",
-        lambda c, o: ([o.link(c.bound["link_"]), c.bound["algorithm"], c.bound["protocol"]], c.result))
+    add(
+        co,
+        "hop",
+        "lib.collectives.nccl._hop",
+        lambda c, o: ([o.link(c.bound["link_"]), c.bound["algorithm"], c.bound["protocol"]], c.result),
+    )
     add(co, "ncclBandwidth", "lib.hardware.Link.nccl_bandwidth", lambda c, o: ([o.link(c.args[0])], c.result))
-    add(co, "llCap", "lib.collectives.nccl._ll_cap",
-        lambda c, o: ([o.link(c.bound["intra"]), c.bound["nodes"]], c.result))
-    add(co, "busBandwidth", "lib.collectives.nccl._bus_bandwidth",
-        lambda c, o: ([o.link(c.bound["intra"]), o.link(c.bound["inter"]), c.bound["nodes"], c.bound["nics"]],
-                      c.result))
-    add(co, "ringLatency", "lib.collectives.nccl._ring_latency",
-        lambda c, o: ([c.bound["steps_per_rank"], c.bound["protocol"], c.bound["k"], c.bound["nodes"],
-                       o.link(c.bound["intra"]), o.link(c.bound["inter"])], c.result), broadcast=("k",))
-    add(co, "ringBus", "lib.collectives.nccl._ring_bus",
-        lambda c, o: ([c.bound["protocol"], o.link(c.bound["intra"]), o.link(c.bound["inter"]), c.bound["nodes"],
-                       c.bound["nics"]], c.result))
-    add(co, "allreduceLatency", "lib.collectives.nccl._allreduce_latency",
-        lambda c, o: ([c.bound["algorithm"], c.bound["protocol"], c.bound["k"], c.bound["nodes"],
-                       o.link(c.bound["intra"]), o.link(c.bound["inter"])], c.result))
-    add(co, "allreduceBandwidth", "lib.collectives.nccl._allreduce_bandwidth",
-        lambda c, o: ([c.bound["algorithm"], c.bound["protocol"], c.bound["k"], c.bound["nodes"],
-                       o.link(c.bound["intra"]), o.link(c.bound["inter"]), c.bound["nics"]], c.result))
+    add(
+        co,
+        "llCap",
+        "lib.collectives.nccl._ll_cap",
+        lambda c, o: ([o.link(c.bound["intra"]), c.bound["nodes"]], c.result),
+    )
+    add(
+        co,
+        "busBandwidth",
+        "lib.collectives.nccl._bus_bandwidth",
+        lambda c, o: (
+            [o.link(c.bound["intra"]), o.link(c.bound["inter"]), c.bound["nodes"], c.bound["nics"]],
+            c.result,
+        ),
+    )
+    add(
+        co,
+        "ringLatency",
+        "lib.collectives.nccl._ring_latency",
+        lambda c, o: (
+            [
+                c.bound["steps_per_rank"],
+                c.bound["protocol"],
+                c.bound["k"],
+                c.bound["nodes"],
+                o.link(c.bound["intra"]),
+                o.link(c.bound["inter"]),
+            ],
+            c.result,
+        ),
+        broadcast=("k",),
+    )
+    add(
+        co,
+        "ringBus",
+        "lib.collectives.nccl._ring_bus",
+        lambda c, o: (
+            [
+                c.bound["protocol"],
+                o.link(c.bound["intra"]),
+                o.link(c.bound["inter"]),
+                c.bound["nodes"],
+                c.bound["nics"],
+            ],
+            c.result,
+        ),
+    )
+    add(
+        co,
+        "allreduceLatency",
+        "lib.collectives.nccl._allreduce_latency",
+        lambda c, o: (
+            [
+                c.bound["algorithm"],
+                c.bound["protocol"],
+                c.bound["k"],
+                c.bound["nodes"],
+                o.link(c.bound["intra"]),
+                o.link(c.bound["inter"]),
+            ],
+            c.result,
+        ),
+    )
+    add(
+        co,
+        "allreduceBandwidth",
+        "lib.collectives.nccl._allreduce_bandwidth",
+        lambda c, o: (
+            [
+                c.bound["algorithm"],
+                c.bound["protocol"],
+                c.bound["k"],
+                c.bound["nodes"],
+                o.link(c.bound["intra"]),
+                o.link(c.bound["inter"]),
+                c.bound["nics"],
+            ],
+            c.result,
+        ),
+    )
 
     def topology(b: dict, devices: str = "devices", link: str = "link") -> tuple:
         k = int(b[devices])
@@ -1215,8 +1840,13 @@ def mirrors() -> list[Mirror]:
         return [c.bound["message_bytes"], k, o.link(intra), nodes, o.link(inter), nics], c.result.time
 
     add(co, "tuneAllreduce", "lib.collectives.nccl.tune_allreduce", tune, broadcast=("message_bytes",))
-    add(co, "sendTime", "lib.collectives.startup.send_time",
-        lambda c, o: ([c.bound["message_bytes"], o.link(c.bound["link"])], c.result), broadcast=("message_bytes",))
+    add(
+        co,
+        "sendTime",
+        "lib.collectives.startup.send_time",
+        lambda c, o: ([c.bound["message_bytes"], o.link(c.bound["link"])], c.result),
+        broadcast=("message_bytes",),
+    )
 
     def ring_collective(c: Call, o: Objects) -> tuple | None:
         if c.bound["kind"] not in ("allgather", "reducescatter"):
@@ -1224,33 +1854,59 @@ def mirrors() -> list[Mirror]:
         k, intra, nodes, inter, nics = topology(c.bound)
         return [c.bound["message_bytes"], k, o.link(intra), nodes, o.link(inter), nics], c.result
 
-    add(co, "ringCollective", "lib.collectives.startup.best_collective_time", ring_collective,
-        broadcast=("message_bytes",))
+    add(
+        co,
+        "ringCollective",
+        "lib.collectives.startup.best_collective_time",
+        ring_collective,
+        broadcast=("message_bytes",),
+    )
 
     def masks(c: Call, o: Objects) -> tuple:
         one, two = (bool(np.asarray(x)) for x in c.result)
-        return ([c.bound["message"], c.bound["devices"], o.link(c.bound["intra"]), c.bound["nodes"]],
-                "one" if one else "two" if two else None)
+        return (
+            [c.bound["message"], c.bound["devices"], o.link(c.bound["intra"]), c.bound["nodes"]],
+            "one" if one else "two" if two else None,
+        )
 
     add(co, "customKernel", "lib.collectives.engine._masks", masks, broadcast=("message",))
-    add(co, "kernelTime", "lib.collectives.engine._kernel_time",
-        lambda c, o: (["one" if c.bound["kernel"] is coll_engine.ONE_SHOT else "two", c.bound["message"],
-                       c.bound["devices"], o.link(c.bound["intra"])], c.result), broadcast=("message",))
+    add(
+        co,
+        "kernelTime",
+        "lib.collectives.engine._kernel_time",
+        lambda c, o: (
+            [
+                "one" if c.bound["kernel"] is coll_engine.ONE_SHOT else "two",
+                c.bound["message"],
+                c.bound["devices"],
+                o.link(c.bound["intra"]),
+            ],
+            c.result,
+        ),
+        broadcast=("message",),
+    )
 
     def engine_allreduce(c: Call, o: Objects) -> tuple | None:
         if c.error:
             return None
         k, intra, nodes, inter, nics = topology(c.bound)
-        return ([c.bound["message_bytes"], k, o.link(intra), nodes, o.link(inter), nics, c.bound["allreduce"]],
-                c.result.time)
+        return (
+            [c.bound["message_bytes"], k, o.link(intra), nodes, o.link(inter), nics, c.bound["allreduce"]],
+            c.result.time,
+        )
 
-    add(co, "engineAllreduce", "lib.collectives.engine.engine_allreduce", engine_allreduce,
-        broadcast=("message_bytes",))
+    add(
+        co, "engineAllreduce", "lib.collectives.engine.engine_allreduce", engine_allreduce, broadcast=("message_bytes",)
+    )
 
     # planner-config.js: lib.transformer.hf
     cf = "planner-config.js"
-    add(cf, "field", "lib.transformer.hf._field",
-        lambda c, o: ([c.bound["raw"], c.bound["name"], c.bound["why"]], value(c)))
+    add(
+        cf,
+        "field",
+        "lib.transformer.hf._field",
+        lambda c, o: ([c.bound["raw"], c.bound["name"], c.bound["why"]], value(c)),
+    )
     add(cf, "whole", "lib.transformer.hf._whole", lambda c, o: ([c.bound["name"], c.bound["value"]], value(c)))
 
     def from_hf(c: Call, o: Objects) -> tuple:
@@ -1258,19 +1914,37 @@ def mirrors() -> list[Mirror]:
         if c.error:
             return [b["raw"], b["name"]], err(c)
         r = c.result
-        return ([b["raw"], b["name"]],
-                {"name": r.name, "layers": r.layers, "hidden": r.hidden, "heads": r.heads, "kv_heads": r.kv_heads,
-                 "ffn_hidden": r.ffn_hidden, "vocab": r.vocab, "experts": r.experts,
-                 "experts_per_token": r.experts_per_token, "gated_mlp": r.gated_mlp, "qkv_bias": r.qkv_bias,
-                 "tied_embeddings": r.tied_embeddings})
+        return (
+            [b["raw"], b["name"]],
+            {
+                "name": r.name,
+                "layers": r.layers,
+                "hidden": r.hidden,
+                "heads": r.heads,
+                "kv_heads": r.kv_heads,
+                "ffn_hidden": r.ffn_hidden,
+                "vocab": r.vocab,
+                "experts": r.experts,
+                "experts_per_token": r.experts_per_token,
+                "gated_mlp": r.gated_mlp,
+                "qkv_bias": r.qkv_bias,
+                "tied_embeddings": r.tied_embeddings,
+            },
+        )
 
     add(cf, "fromHfConfig", "lib.transformer.hf.from_hf_config", from_hf)
 
     # planner-sizing.js: lib.serving.sizing
     sz = "planner-sizing.js"
-    add(sz, "replicaShapes", "lib.serving.sizing.replica_shapes",
-        lambda c, o: ([o.config(c.bound["config"]), c.bound["devices"], c.bound["devices_per_node"],
-                       c.bound["expert_parallel"]], [layout_js(x) for x in c.result]))
+    add(
+        sz,
+        "replicaShapes",
+        "lib.serving.sizing.replica_shapes",
+        lambda c, o: (
+            [o.config(c.bound["config"]), c.bound["devices"], c.bound["devices_per_node"], c.bound["expert_parallel"]],
+            [layout_js(x) for x in c.result],
+        ),
+    )
 
     def size(c: Call, o: Objects) -> tuple | None:
         b = dict(c.bound)
@@ -1283,14 +1957,30 @@ def mirrors() -> list[Mirror]:
 
         fields = {k2: keywords.pop(k2) for k2 in list(keywords) if k2 in _Engine.__dataclass_fields__}
         eng = configure(cluster.device, None, **fields)
-        s = o.scenario(b["config"], cluster, eng, prompt=b["prompt_tokens"], output=b["output_tokens"],
-                       hit=keywords.get("prefix_hit_rate", 0.0), ttft=keywords.get("ttft_limit"),
-                       tpot=keywords.get("tpot_limit"), percentile=keywords.get("percentile", 0.9),
-                       expert_parallel=b["expert_parallel"])
+        s = o.scenario(
+            b["config"],
+            cluster,
+            eng,
+            prompt=b["prompt_tokens"],
+            output=b["output_tokens"],
+            hit=keywords.get("prefix_hit_rate", 0.0),
+            ttft=keywords.get("ttft_limit"),
+            tpot=keywords.get("tpot_limit"),
+            percentile=keywords.get("percentile", 0.9),
+            expert_parallel=b["expert_parallel"],
+        )
         r = c.result
-        want = None if r is None else {"name": r.layout.name, "devices": r.devices,
-                                       "layout": layout_js(r.layout), "capacity": {"rate": r.capacity.rate},
-                                       "replica": {"rate": r.replica.rate, "binding": r.replica.binding}}
+        want = (
+            None
+            if r is None
+            else {
+                "name": r.layout.name,
+                "devices": r.devices,
+                "layout": layout_js(r.layout),
+                "capacity": {"rate": r.capacity.rate},
+                "replica": {"rate": r.replica.rate, "binding": r.replica.binding},
+            }
+        )
         return [s, b["rate"], b["max_devices"]], want
 
     add(sz, "size", "lib.serving.sizing.size", size)
@@ -1299,18 +1989,43 @@ def mirrors() -> list[Mirror]:
     def device_map(c: Call, o: Objects) -> tuple:
         b, r = c.bound, c.result
         cluster = b["cluster"]
-        gpus = [{key: (list(g[key]) if key == "layers" else g[key])
-                 for key in ("gpu", "server", "slot", "replica", "stage", "tp_rank", "layers")} for g in r["gpus"]]
+        gpus = [
+            {
+                key: (list(g[key]) if key == "layers" else g[key])
+                for key in ("gpu", "server", "slot", "replica", "stage", "tp_rank", "layers")
+            }
+            for g in r["gpus"]
+        ]
         collectives = []
         for x in r["collectives"]:
             members = ("from_gpus", "to_gpus", "from_stage", "to_stage") if x["kind"] == "send" else ("gpus", "stage")
-            collectives.append({"kind": x["kind"], "replica": x["replica"], "across_servers": x["across_servers"],
-                                "link": {"slug": x["link_slug"]}, **{key: x[key] for key in members}})
-        return ([b["config"].layers, layout_js(b["layout"], named=True), cluster.devices_per_node, o.link(cluster.link),
-                 o.link(cluster.inter_link)],
-                {"layout": r["layout"], "servers": r["cluster"]["servers"] if "servers" in r.get("cluster", {})
-                 else -(-len(gpus) // cluster.devices_per_node), "devices_per_node": cluster.devices_per_node,
-                 "gpus": gpus, "collectives": collectives})
+            collectives.append(
+                {
+                    "kind": x["kind"],
+                    "replica": x["replica"],
+                    "across_servers": x["across_servers"],
+                    "link": {"slug": x["link_slug"]},
+                    **{key: x[key] for key in members},
+                }
+            )
+        return (
+            [
+                b["config"].layers,
+                layout_js(b["layout"], named=True),
+                cluster.devices_per_node,
+                o.link(cluster.link),
+                o.link(cluster.inter_link),
+            ],
+            {
+                "layout": r["layout"],
+                "servers": r["cluster"]["servers"]
+                if "servers" in r.get("cluster", {})
+                else -(-len(gpus) // cluster.devices_per_node),
+                "devices_per_node": cluster.devices_per_node,
+                "gpus": gpus,
+                "collectives": collectives,
+            },
+        )
 
     add("planner-map.js", "data", "lib.diagrams.data.device_map_data", device_map)
     return out
@@ -1388,10 +2103,17 @@ def hf_configs() -> list[Any]:
     for key, c in sorted(PRESETS.items()):
         if c.latent_attention or c.shared_experts or c.dense_layers or c.head_width:
             continue
-        raw = {"architectures": ["MixtralForCausalLM" if c.experts > 1 else "LlamaForCausalLM"],
-               "num_hidden_layers": c.layers, "hidden_size": c.hidden, "num_attention_heads": c.heads,
-               "num_key_value_heads": c.kv_heads, "vocab_size": c.vocab, "tie_word_embeddings": c.tied_embeddings,
-               "intermediate_size": c.ffn_hidden, "_name_or_path": c.hf_id or key}
+        raw = {
+            "architectures": ["MixtralForCausalLM" if c.experts > 1 else "LlamaForCausalLM"],
+            "num_hidden_layers": c.layers,
+            "hidden_size": c.hidden,
+            "num_attention_heads": c.heads,
+            "num_key_value_heads": c.kv_heads,
+            "vocab_size": c.vocab,
+            "tie_word_embeddings": c.tied_embeddings,
+            "intermediate_size": c.ffn_hidden,
+            "_name_or_path": c.hf_id or key,
+        }
         if c.experts > 1:
             raw.update(num_local_experts=c.experts, num_experts_per_tok=c.experts_per_token)
         found.append(raw)
@@ -1399,17 +2121,37 @@ def hf_configs() -> list[Any]:
     for architecture in sorted(ARCHITECTURES):
         found.append(dict(base, architectures=[architecture], attention_bias=architecture.startswith("Llama")))
     found.append({k: v for k, v in base.items() if k != "num_key_value_heads"})
-    found.append(dict(base, architectures=["Qwen3MoeForCausalLM"], num_experts=128, num_experts_per_tok=8,
-                      moe_intermediate_size=1536))
-    for missing in ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size", "intermediate_size",
-                    "architectures"):
+    found.append(
+        dict(
+            base,
+            architectures=["Qwen3MoeForCausalLM"],
+            num_experts=128,
+            num_experts_per_tok=8,
+            moe_intermediate_size=1536,
+        )
+    )
+    for missing in (
+        "num_hidden_layers",
+        "hidden_size",
+        "num_attention_heads",
+        "vocab_size",
+        "intermediate_size",
+        "architectures",
+    ):
         found.append({k: v for k, v in base.items() if k != missing})
-    found += [dict(base, architectures=["GPT2LMHeadModel"]), dict(base, head_dim=7),
-              dict(base, head_dim=base["hidden_size"] // base["num_attention_heads"]),
-              dict(base, shared_expert_intermediate_size=2048), dict(base, hidden_size=str(base["hidden_size"])),
-              dict(base, num_key_value_heads=7.5), dict(base, num_key_value_heads=8.0), [base], "text",
-              dict(base, architectures="LlamaForCausalLM"),
-              {k: v for k, v in dict(base, architectures=["MixtralForCausalLM"], num_local_experts=8).items()}]
+    found += [
+        dict(base, architectures=["GPT2LMHeadModel"]),
+        dict(base, head_dim=7),
+        dict(base, head_dim=base["hidden_size"] // base["num_attention_heads"]),
+        dict(base, shared_expert_intermediate_size=2048),
+        dict(base, hidden_size=str(base["hidden_size"])),
+        dict(base, num_key_value_heads=7.5),
+        dict(base, num_key_value_heads=8.0),
+        [base],
+        "text",
+        dict(base, architectures="LlamaForCausalLM"),
+        {k: v for k, v in dict(base, architectures=["MixtralForCausalLM"], num_local_experts=8).items()},
+    ]
     return found
 
 
@@ -1452,9 +2194,14 @@ def generate(progress: Callable[[str], None] = lambda text: None) -> dict[str, s
                 recorder.scenario = f"{kind} {i:02d}"
                 chosen[kind, i] = best(rows)
                 args, options = lib_arguments(q)
-                parameter_count(args[0])                 # the page shows the model's parameter count
-                cluster = Cluster(args[1], options["devices_per_node"], options["link"], options["inter_link"],
-                                  options["nics_per_node"])
+                parameter_count(args[0])  # the page shows the model's parameter count
+                cluster = Cluster(
+                    args[1],
+                    options["devices_per_node"],
+                    options["link"],
+                    options["inter_link"],
+                    options["nics_per_node"],
+                )
                 recorder.scenario = f"map {kind} {i:02d}"
                 for row in rows:
                     device_map_data(args[0], row.layout, cluster)
@@ -1478,12 +2225,27 @@ def generate(progress: Callable[[str], None] = lambda text: None) -> dict[str, s
 
     plans = [plan_entry("plan", i, q, rows) for i, (q, rows) in enumerate(planned)]
     moes = [plan_entry("moe", i, q, rows) for i, (q, rows) in enumerate(moe)]
-    sizings = [{"query": q, "want": None if got is None else {
-        "layout": got.layout.name, "devices": got.devices, "dp": got.layout.dp, "rate": got.capacity.rate,
-        "replica_rate": got.replica.rate, "binding": got.replica.binding}} for q, got in sized]
-    e2e = {"plan": _cover([plan_kinds(p["query"], p["rows"]) for p in plans], PLAN_KINDS, 6),
-           "moe": _cover([moe_kinds(p["query"], p["rows"], p["best"]) for p in moes], MOE_KINDS, 3),
-           "sizing": _cover([sizing_kinds(s["query"], s["want"]) for s in sizings], SIZING_KINDS, 4)}
+    sizings = [
+        {
+            "query": q,
+            "want": None
+            if got is None
+            else {
+                "layout": got.layout.name,
+                "devices": got.devices,
+                "dp": got.layout.dp,
+                "rate": got.capacity.rate,
+                "replica_rate": got.replica.rate,
+                "binding": got.replica.binding,
+            },
+        }
+        for q, got in sized
+    ]
+    e2e = {
+        "plan": _cover([plan_kinds(p["query"], p["rows"]) for p in plans], PLAN_KINDS, 6),
+        "moe": _cover([moe_kinds(p["query"], p["rows"], p["best"]) for p in moes], MOE_KINDS, 3),
+        "sizing": _cover([sizing_kinds(s["query"], s["want"]) for s in sizings], SIZING_KINDS, 4),
+    }
     scenarios_file = {"plan": plans, "moe": moes, "sizing": sizings, "e2e": e2e}
 
     objects = Objects()
@@ -1492,11 +2254,17 @@ def generate(progress: Callable[[str], None] = lambda text: None) -> dict[str, s
     for mirror in kept:
         cases, skipped = mirror.cases(calls[mirror.source or mirror.target], objects, rng)
         progress(f"{mirror.script} {mirror.name}: {len(cases)} cases, {skipped} calls skipped")
-        functions[f"{mirror.script} {mirror.name}"] = {"script": mirror.script, "name": mirror.name,
-                                                      "mirrors": mirror.target, "cases": cases}
+        functions[f"{mirror.script} {mirror.name}"] = {
+            "script": mirror.script,
+            "name": mirror.name,
+            "mirrors": mirror.target,
+            "cases": cases,
+        }
     made_from = fingerprint()
-    return {"scenarios.json": dumps({**scenarios_file, "lib_sha256": made_from}),
-            "functions.json": dumps({"objects": objects.table, "functions": functions, "lib_sha256": made_from})}
+    return {
+        "scenarios.json": dumps({**scenarios_file, "lib_sha256": made_from}),
+        "functions.json": dumps({"objects": objects.table, "functions": functions, "lib_sha256": made_from}),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1508,10 +2276,13 @@ def main(argv: list[str] | None = None) -> int:
     texts = generate(progress=(lambda text: None) if args.quiet else (lambda text: print(text, file=sys.stderr)))
     out = Path(args.out)
     if args.check:
-        stale = [name for name, text in texts.items()
-                 if not (out / name).exists() or (out / name).read_text(encoding="utf-8") != text]
+        stale = [
+            name
+            for name, text in texts.items()
+            if not (out / name).exists() or (out / name).read_text(encoding="utf-8") != text
+        ]
         if stale:
-            print(f"stale golden files in {out}: {stale} (run python -m tools.planner_golden)", file=sys.stderr)
+            print(f"stale golden files in {out}: {stale} (run python -m tools.site.planner_golden)", file=sys.stderr)
             return 1
         return 0
     out.mkdir(parents=True, exist_ok=True)
