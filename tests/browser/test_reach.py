@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from site_support import PAGES, ROOT
 
 from tools.site.browser import resolve, start_tags
 from tools.sphinx.data_files import data_files
-from tools.sphinx.run_note import INSTALL
+from tools.sphinx.run_note import INSTALL, PLACEHOLDER, bundle_commands, repository
 
 pytestmark = pytest.mark.browser
 
@@ -36,9 +37,14 @@ def test_each_chapter_says_how_to_run_it(site_dir, page):
     text = (site_dir / page).read_text(encoding="utf-8")
     notebook = page.removesuffix(".html") + ".ipynb"
     assert 'class="run-chapter"' in text, f"{page} has no 'Run this chapter yourself' note"
-    assert INSTALL in text and f"jupyter lab {notebook}" in text, f"{page}: the note lacks the two commands"
     hrefs = links(site_dir, page)
-    assert hrefs.count(REPOSITORY) >= 2, f"{page}: repository button and note must link {REPOSITORY}"
+    if repository(REPOSITORY):  # a repository: its link, and a clone's two commands
+        assert INSTALL in text and f"jupyter lab {notebook}" in text, f"{page}: the note lacks the two commands"
+        assert hrefs.count(REPOSITORY) >= 2, f"{page}: repository button and note must link {REPOSITORY}"
+    else:  # the placeholder: no link to it, and the workshop bundle's own commands
+        commands = bundle_commands(page.removesuffix(".html"))
+        assert all(html.escape(command) in text for command in commands), f"{page}: the note lacks {commands}"
+        assert not any(PLACEHOLDER in href for href in hrefs), f"{page} links the placeholder repository"
     assert any(href.endswith("_sources/" + notebook) for href in hrefs), f"{page}: no .ipynb download"
 
 
