@@ -9,7 +9,8 @@ to the registry's wheel when that index cannot be reached, so
 :mod:`tools.release.wheels` and :mod:`tools.release.wheel_check` check what
 they got with :func:`build_problem`: a Linux torch must carry the ``+cpu``
 local version, and no torch, on any platform, may require an ``nvidia-*``
-package.
+package on the wheel's own platform (a requirement whose marker names
+another platform does not count).
 
 >>> build_problem("torch-2.13.0-cp312-cp312-manylinux_2_28_x86_64.whl", "2.13.0",
 ...               ["filelock", "nvidia-cudnn-cu12==9.10.2.21; platform_system == 'Linux'"], linux=True)
@@ -42,6 +43,53 @@ def _requirement_name(line: str) -> str:
     return canonicalize_name(Requirement(line).name)
 
 
+def _environment(wheel: str) -> dict[str, str] | None:
+    """The marker environment of the platform the wheel file name ``wheel`` is for (None if it names none).
+
+    >>> _environment("torch-2.13.0-cp312-cp312-macosx_14_0_arm64.whl")["platform_system"]
+    'Darwin'
+    """
+    from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+
+    try:
+        platform = next(iter(parse_wheel_filename(wheel)[3])).platform
+    except (InvalidWheelFilename, StopIteration):
+        return None
+    systems = {
+        "manylinux": ("Linux", "linux"),
+        "musllinux": ("Linux", "linux"),
+        "linux": ("Linux", "linux"),
+        "macosx": ("Darwin", "darwin"),
+        "win": ("Windows", "win32"),
+    }
+    system = next((value for prefix, value in systems.items() if platform.startswith(prefix)), None)
+    if system is None:
+        return None
+    machine = next(
+        (
+            m
+            for key, m in (("x86_64", "x86_64"), ("arm64", "arm64"), ("aarch64", "aarch64"), ("amd64", "AMD64"))
+            if key in platform
+        ),
+        platform,
+    )
+    return {"platform_system": system[0], "sys_platform": system[1], "platform_machine": machine, "extra": ""}
+
+
+def _applies(line: str, wheel: str) -> bool:
+    """Whether the ``Requires-Dist`` ``line`` applies on the platform of ``wheel`` (its marker, if any, holds).
+
+    >>> _applies("nvidia-nccl-cu13; platform_system == 'Linux'", "torch-2.13.0-cp312-cp312-win_amd64.whl")
+    False
+    >>> _applies("nvidia-nccl-cu13; platform_system == 'Linux'", "torch-2.13.0-cp312-cp312-manylinux_2_28_x86_64.whl")
+    True
+    """
+    from packaging.requirements import Requirement
+
+    marker, environment = Requirement(line).marker, _environment(wheel)
+    return marker is None or environment is None or marker.evaluate(environment)
+
+
 def build_problem(wheel: str, version: str, requires_dist: list[str], linux: bool) -> str | None:
     """Why the torch ``wheel`` (its file name) is not a CPU build, in one line, or None if it is.
 
@@ -53,7 +101,8 @@ def build_problem(wheel: str, version: str, requires_dist: list[str], linux: boo
     reasons = []
     if linux and Version(version).local != CPU_LOCAL:
         reasons.append(f"version {version}, not +{CPU_LOCAL}")
-    nvidia = sorted({name for name in map(_requirement_name, requires_dist) if name.startswith("nvidia-")})
+    applying = [line for line in requires_dist if _applies(line, wheel)]
+    nvidia = sorted({name for name in map(_requirement_name, applying) if name.startswith("nvidia-")})
     if nvidia:
         more = f" and {len(nvidia) - 3} more nvidia-*" if len(nvidia) > 3 else ""
         reasons.append("requires " + ", ".join(nvidia[:3]) + more)

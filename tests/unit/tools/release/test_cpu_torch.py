@@ -33,7 +33,7 @@ def test_cpu_version_with_nvidia_requirement_fails():
 
 
 def test_resolved_report_on_every_platform():
-    """wheel_check's dry-run report: a Linux torch without +cpu fails; elsewhere only nvidia-* requirements do."""
+    """wheel_check's dry-run report: a Linux torch without +cpu fails; elsewhere only nvidia-* requirements for that platform do."""
 
     def report(url, version, requires):
         return [
@@ -49,4 +49,6 @@ def test_resolved_report_on_every_platform():
     assert report_problems(report(cpu, "2.13.0+cpu", CPU_REQUIRES), linux=True) == []
     windows = "https://files.example/torch-2.13.0-cp311-cp311-win_amd64.whl"
     assert report_problems(report(windows, "2.13.0", CPU_REQUIRES), linux=False) == []
-    assert report_problems(report(windows, "2.13.0", CUDA_REQUIRES), linux=False) != []
+    # The registry's Windows and macOS wheels list the nvidia-* packages for Linux only: they do not apply there.
+    assert report_problems(report(windows, "2.13.0", CUDA_REQUIRES), linux=False) == []
+    assert report_problems(report(windows, "2.13.0", ["nvidia-cudnn-cu12==9.10.2.21"]), linux=False) != []
