@@ -6,6 +6,8 @@ from lib.serving import Cluster
 from lib.transformer import PRESETS
 
 H100 = Cluster("h100-sxm")
+#: An engine at the roofline: full efficiency, no fixed costs (the hand-worked cases).
+IDEAL = dict(memory_efficiency=1.0, compute_efficiency=1.0, layer_overhead=0.0, step_overhead=0.0)
 DEEPSEEK = PRESETS["deepseek-v3"]
 
 #: Qwen2.5-32B's config.json as Hugging Face publishes it (the fields the planner reads).

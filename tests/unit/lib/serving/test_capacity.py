@@ -8,15 +8,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from serving_support import IDEAL
 
 from lib import queueing, serving
 from lib.serving import Cluster, Layout
 from lib.serving.operators import pass_work
 from lib.transformer import PRESETS
 from lib.units import GiB, MiB, ms
-
-IDEAL = dict(memory_efficiency=1.0, compute_efficiency=1.0, layer_overhead=0.0, step_overhead=0.0)
-
 
 # --- worked by hand --------------------------------------------------------------------------------
 

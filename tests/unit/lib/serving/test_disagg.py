@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from serving_support import H100
 
 from lib.collectives import send_time
-from lib.serving import Cluster, Layout, capacity, kv_cache_bytes
+from lib.serving import Layout, capacity, kv_cache_bytes
 from lib.serving.disagg import POOL_BINDINGS, balance, disaggregate, kv_transfer
 from lib.transformer import PRESETS
 
 LLAMA8 = PRESETS["llama-3-8b"]
-H100 = Cluster("h100-sxm")
 
 
 def test_kv_transfer_by_hand():

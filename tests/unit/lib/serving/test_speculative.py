@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from serving_support import H100
 
-from lib.serving import Cluster, Layout
+from lib.serving import Layout
 from lib.serving.speculative import break_even_batch, expected_tokens, simulate_tokens, speculative_step
 from lib.serving.step import compute_bound_batch, loop_time
 from lib.transformer import PRESETS
 
-H100 = Cluster("h100-sxm")
 LLAMA70 = PRESETS["llama-3-70b"]
 
 

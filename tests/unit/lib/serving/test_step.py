@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from serving_support import H100
+from serving_support import H100, IDEAL
 
 from lib import formats, serving, transformer
 from lib.hardware import DEVICES
@@ -17,7 +17,6 @@ from lib.transformer import PRESETS
 from lib.units import GB, us
 
 #: An engine with nothing but the roofline: ideal fractions and no fixed costs, for hand-worked numbers.
-IDEAL = dict(memory_efficiency=1.0, compute_efficiency=1.0, layer_overhead=0.0, step_overhead=0.0)
 
 
 def test_mixtral_reads_almost_every_expert_at_batch_16():
