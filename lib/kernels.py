@@ -21,21 +21,28 @@ pair stay in the file as cross-checks (:func:`gemm_rows`).
 is first raised to the largest efficiency of the cells it contains (a monotone
 hull; it changes no cell of the committed tables), then the efficiency is
 interpolated linearly in ``(log2 m, log2 n, log2 k)`` between the eight
-surrounding cells. Above the grid's largest size in a dimension the efficiency
-stays at the edge value; below its smallest it falls in proportion to the size
-(the kernel time of the smallest measured size is a floor: fewer tokens do not
-finish sooner once the weights dominate). Where the shapes do not form a grid
-(DeepGEMM's eighteen shapes, a single best shape), each measured point ``p``
-vouches for the shapes around it through the grid of the same architecture,
-``S``: ``e(q) = max_p e_p * S(min(q, p)) / S(p)`` (the minimum taken in each
-dimension), so a shape at least as large as ``p`` in every dimension keeps
-``p``'s efficiency, and one smaller in some dimension loses what the grid
-loses when ``p`` shrinks there; no dimension's growth buys back another's.
-The result is then capped by the smallest efficiency measured at a shape at
-least as large in every dimension (a shape inside a measured one is no more
-efficient than it), which keeps the measured value at each measured shape. Both rules are non-decreasing in each of
-``m``, ``n`` and ``k``, return a measured row's value at its shape where the
-measurements themselves grow with size, and are capped at the peak.
+surrounding cells. Outside the grid in a dimension the efficiency stays at
+the edge value. Below the smallest measured size this prices the arithmetic
+only: a product of a few tokens is bound by reading its weights, and the
+memory side of the roofline prices that (:mod:`lib.serving.matmul` takes the
+larger of the two times), so the table's efficiency is not lowered there.
+
+Where the shapes do not form a grid (DeepGEMM's eighteen shapes, a single
+best shape), fewer rows than the table's fewest are held at those, and each
+measured point ``p`` vouches for the shapes around it through the grid of
+the same architecture, ``S``: ``e(q) = max_p e_p * S(min(q, p)) / S(p)``
+(the minimum taken in each dimension), so a shape at least as large as ``p``
+in every dimension keeps ``p``'s efficiency, and one smaller in some
+dimension loses what the grid loses when ``p`` shrinks there; no dimension's
+growth buys back another's. Here ``S`` below its smallest sizes is taken as
+the kernel time of the smallest (a floor), so that a point of many rows never
+vouches for a few rows better than the grid's own smallest measurement
+does. The result is then capped by the smallest efficiency measured at a
+shape at least as large in every dimension (a shape inside a measured one is
+no more efficient than it), which keeps the measured value at each measured
+shape. Both rules are non-decreasing in each of ``m``, ``n`` and ``k``,
+return a measured row's value at its shape where the measurements themselves
+grow with size, and are capped at the peak.
 
 **Stand-ins** (:func:`gemm_source` names the one used): a W8A16 or W4A16
 product (``"int8"``, ``"int4"``), and FP8 on a device without FP8 tensor
@@ -189,22 +196,24 @@ def _table(device: str, compute: str):
     return "points", (key,), len(rows), (shapes, eff)
 
 
-def _grid_eval(axes, grid, m, n, k) -> np.ndarray:
-    """Trilinear interpolation of ``grid`` in log2 size; held above the grid, proportional to size below it."""
-    weights, floor = [], np.ones(np.broadcast(m, n, k).shape)
+def _grid_eval(axes, grid, m, n, k, floor: bool = False) -> np.ndarray:
+    """Trilinear interpolation of ``grid`` in log2 size, held at the edge value outside the grid; with ``floor``
+    proportional to the size below it instead (the kernel time of the smallest measured size as a floor)."""
+    weights, scale = [], np.ones(np.broadcast(m, n, k).shape)
     for axis, q in zip(axes, (m, n, k), strict=True):
         logs = np.log2(axis)
         x = np.clip(np.log2(q), logs[0], logs[-1])
-        floor = floor * np.minimum(1.0, q / axis[0])
+        if floor:
+            scale = scale * np.minimum(1.0, q / axis[0])
         i = np.clip(np.searchsorted(logs, x, side="right") - 1, 0, len(logs) - 2)
         weights.append((i, (x - logs[i]) / (logs[i + 1] - logs[i])))
     (i, u), (j, v), (h, w) = weights
-    total = np.zeros_like(floor)
+    total = np.zeros(np.broadcast(m, n, k).shape)
     for di, wi in ((0, 1 - u), (1, u)):
         for dj, wj in ((0, 1 - v), (1, v)):
             for dl, wl in ((0, 1 - w), (1, w)):
                 total = total + wi * wj * wl * grid[i + di, j + dj, h + dl]
-    return total * floor
+    return total * scale
 
 
 def _shape_grid(device: str):
@@ -218,10 +227,11 @@ def _efficiency(device: str, compute: str, m, n, k) -> np.ndarray:
         return np.minimum(1.0, _grid_eval(*data, m, n, k))
     shapes, eff = data
     axes, grid = _shape_grid(device)
+    m = np.maximum(m, shapes[:, 0].min())  # held below the table's fewest rows
     best, ceiling = np.zeros(np.broadcast(m, n, k).shape), np.ones(np.broadcast(m, n, k).shape)
     for (pm, pn, pk), e in zip(shapes, eff, strict=True):
-        inside = _grid_eval(axes, grid, np.minimum(m, pm), np.minimum(n, pn), np.minimum(k, pk))
-        best = np.maximum(best, e * inside / _grid_eval(axes, grid, pm, pn, pk))
+        inside = _grid_eval(axes, grid, np.minimum(m, pm), np.minimum(n, pn), np.minimum(k, pk), floor=True)
+        best = np.maximum(best, e * inside / _grid_eval(axes, grid, pm, pn, pk, floor=True))
         ceiling = np.where((m <= pm) & (n <= pn) & (k <= pk), np.minimum(ceiling, e), ceiling)
     return np.minimum(ceiling, best)
 
@@ -315,7 +325,7 @@ def gemm_flops(device: str, fmt: str, m, n, k) -> float | np.ndarray:
     >>> import numpy as np
     >>> np.round(gemm_flops("h100-sxm", "bf16", np.array([256, 512, 1024]), 4096, 4096) / 1e12, 1)
     array([412. , 644.1, 738.5])
-    >>> round(gemm_flops("h100-sxm", "bf16", 1, 4096, 4096) / 1e12, 2)   # one token: the time of 256
-    1.61
+    >>> round(gemm_flops("h100-sxm", "bf16", 1, 4096, 4096) / 1e12, 1)   # below the grid: held at m = 256
+    412.0
     """
     return result(gemm_efficiency(device, fmt, m, n, k) * compute_peak(device, fmt))

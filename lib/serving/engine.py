@@ -15,9 +15,12 @@ its source:
   dispatches each token only to its ``top_k`` experts' ranks and combines
   the results back (DeepEP's kernels, used by SGLang's and vLLM's wide
   expert parallelism), in FP8 one way and 16 bits the other.
-* **Achieved fractions of the peaks**: ``memory_efficiency`` and
-  ``compute_efficiency``, the share of the datasheet bandwidth and FLOP/s a
-  step's kernels reach.
+* **Achieved fractions of the peaks**: ``memory_efficiency``, the share of
+  the datasheet bandwidth a step's kernels reach. Matrix products run at the
+  throughput measured for their device, format and shape
+  (:mod:`lib.serving.matmul`, :mod:`lib.kernels`); ``compute_efficiency``
+  set to a number prices every product at that one fraction of the peak
+  instead (the book's earlier model, chapter 11's baseline).
 * **Fixed costs**: ``layer_overhead`` per layer and forward pass (the short
   kernels the roofline does not see: norms, rotary embedding, activation,
   residual adds, and each kernel's launch and tail) and ``step_overhead`` per
@@ -44,11 +47,13 @@ refit gives these values):
   1,400 GB/s on an A100-SXM4-40GB of Argonne's Polaris (ALCF beginners'
   guide, ``polaris/02_profiling.md``, line 213), against the 1,555 GB/s of
   the datasheet. It is taken to hold on every device.
-* ``compute_efficiency`` 0.75 is **fitted** to LMDeploy's first-token
-  latencies on one A100-80G: the rise from a 128-token to a 2,048-token
-  prompt, which removes every per-request cost, for Llama-2 7B and 13B
-  (:func:`lib.validation.calibrate_serving` gives 0.752 with this
-  module's per-operator roofline, attention FLOPs included).
+* ``compute_efficiency`` is ``None`` (the measured GEMM tables). Its
+  single-fraction value :data:`COMPUTE_EFFICIENCY` 0.75 is **fitted** to
+  LMDeploy's first-token latencies on one A100-80G: the rise from a
+  128-token to a 2,048-token prompt, which removes every per-request cost,
+  for Llama-2 7B and 13B (:func:`lib.validation.calibrate_serving` gives
+  0.752 with this module's per-operator roofline, attention FLOPs
+  included).
 * ``layer_overhead`` 110 us (CUDA graphs on) is **fitted** to vLLM's
   batch-1 latencies on one A100-40GB (Argonne's LLM-Inference-Bench:
   Llama-2 7B, Llama-3 8B, Mistral 7B, 128 to 2,048 tokens in and out)
@@ -111,7 +116,8 @@ DISPATCH_BYTES = 1 + 4 / 128
 STREAM_COPY_A100_40GB = 1400256.415e6 * B / s
 #: Share of the datasheet memory bandwidth the kernels reach: measured (see the module notes).
 MEMORY_EFFICIENCY = STREAM_COPY_A100_40GB / DEVICES["a100-40gb"].memory_bandwidth
-#: Share of the datasheet tensor-core peak the matrix products reach (fitted on one GPU, chapter 11).
+#: The single share of the tensor-core peak of the book's earlier model, for every matrix product (fitted on one
+#: GPU, chapter 11); ``Engine(compute_efficiency=COMPUTE_EFFICIENCY)`` prices with it.
 COMPUTE_EFFICIENCY = 0.75
 #: Seconds per layer and forward pass under CUDA graphs (fitted on one GPU, chapter 11).
 LAYER_OVERHEAD = 110 * us
@@ -154,7 +160,8 @@ class Engine:
 
     Every field is checked when the engine is made: an unknown format or
     all-reduce, an efficiency outside (0, 1], a negative cost or a limit
-    below 1 raises a ValueError naming it.
+    below 1 raises a ValueError naming it. ``compute_efficiency`` ``None``
+    prices matrix products by the measured GEMM tables (see the module notes).
     """
 
     weight_format: str = "bf16"
@@ -163,7 +170,7 @@ class Engine:
     expert_exchange: str = "allgather_reducescatter"
     cuda_graphs: bool = True
     memory_efficiency: float = MEMORY_EFFICIENCY
-    compute_efficiency: float = COMPUTE_EFFICIENCY
+    compute_efficiency: float | None = None
     layer_overhead: float | None = None
     step_overhead: float = STEP_OVERHEAD
     max_num_seqs: int | None = None
@@ -180,7 +187,8 @@ class Engine:
         if not isinstance(self.cuda_graphs, bool):
             raise ValueError(f"cuda_graphs must be True or False, got {self.cuda_graphs!r}")
         for name in ("memory_efficiency", "compute_efficiency", "gpu_memory_utilization"):
-            object.__setattr__(self, name, _checks.scalar(name, getattr(self, name), _checks.fraction))
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, _checks.scalar(name, getattr(self, name), _checks.fraction))
         for name in ("layer_overhead", "step_overhead"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, _checks.scalar(name, getattr(self, name), _checks.nonnegative))
@@ -218,10 +226,6 @@ class Engine:
     def kv_bytes(self) -> float:
         """Bytes per cached key or value number."""
         return kv_bytes(self.kv_format)
-
-    def linear_peak(self, device: Device | str) -> float:
-        """FLOP/s the linear layers' matrix products reach at best: the format's peak times ``compute_efficiency``."""
-        return compute_peak(device, self.weight_format) * self.compute_efficiency
 
     def reserved_bytes(self, tp: int) -> float:
         """Bytes of a device that hold neither weights, activations nor cache: non-torch memory and CUDA graphs."""

@@ -41,8 +41,10 @@ from lib.collectives import best_collective_time
 from lib.collectives.engine import engine_allreduce
 from lib.experts import expert_imbalance
 from lib.formats import UNQUANTISED_BYTES
+from lib.hardware import slug_of
 from lib.serving.engine import DISPATCH_BYTES, EXPERT_EXCHANGES, Engine
 from lib.serving.layout import Cluster, Layout, check_layout, stage_layers
+from lib.serving.matmul import ATTENTION_EFFICIENCY, linear_compute_time, product_flops
 from lib.serving.memory import _kv_bytes_per_layer, _per_device_layer
 from lib.transformer import ModelConfig, parameter_breakdown
 
@@ -249,7 +251,8 @@ def pass_work(
     prompt_own = own if prompts is None else _busiest_prompts(layout, prompts)
     heads = 1 if layout.attention_dp else tp  # how many ways the heads are split
     bandwidth = engine.memory_efficiency * device.memory_bandwidth
-    peak16 = engine.compute_efficiency * device.peak_flops
+    flat = engine.compute_efficiency
+    peak16 = (ATTENTION_EFFICIENCY if flat is None else flat) * device.peak_flops
     moe = config.moe_layers / config.layers
 
     dense = _per_device_layer(config, layout, experts=0)  # attention, shared and dense MLPs, router
@@ -259,8 +262,14 @@ def pass_work(
     routed = moe * config.experts_per_token * parts.mlp / tp * np.asarray(imbalance)
     weights = layers * (dense + moe * _experts_read(config, layout, tokens) * parts.mlp) * engine.weight_bytes
     attended = decode_ * own + prefill_ * prompt_own  # tokens whose attention the busiest rank runs
-    linear = _roofline(
-        weights, 2 * layers * (attended * dense + tokens * routed), bandwidth, engine.linear_peak(device)
+    excess = np.asarray(imbalance) if layout.expert_parallel else 1.0  # the busiest device's experts' extra rows
+    rows = tokens * config.experts_per_token / config.experts * excess  # each expert's rows
+    pairs = tokens * config.experts_per_token * (excess / tp if layout.expert_parallel else 1.0)
+    linear_time = linear_compute_time(
+        config, layout, slug_of(device), engine.weight_format, attended, rows, pairs, engine.compute_efficiency
+    )
+    linear = Roofline(
+        weights, 2 * layers * (attended * dense + tokens * routed), weights / bandwidth, layers * linear_time
     )
 
     kv_layer = _kv_bytes_per_layer(config, tp, engine.kv_bytes, not layout.attention_dp)
@@ -278,9 +287,10 @@ def pass_work(
     vocab_split = 1 if layout.attention_dp else tp
     head_params = (parts.head or parts.embedding) / vocab_split if last else 0.0
     heads_sampled = sampled_ * (own if layout.attention_dp else 1.0)
-    head = _roofline(
-        np.where(sampled_ > 0, head_params * UNQUANTISED_BYTES, 0.0), 2 * heads_sampled * head_params, bandwidth, peak16
-    )
+    head_bytes = np.where(sampled_ > 0, head_params * UNQUANTISED_BYTES, 0.0)
+    head_rate = product_flops(slug_of(device), "bf16", heads_sampled, head_params / config.hidden, config.hidden, flat)
+    head_flops = 2 * heads_sampled * head_params
+    head = Roofline(head_bytes, head_flops, head_bytes / bandwidth, head_flops / head_rate)
 
     communication = np.where(tokens > 0, _communication(config, cluster, layout, engine, layers, tokens, attended), 0.0)
     fixed = layers * engine.layer_overhead + (engine.step_overhead if last else 0.0)

@@ -422,7 +422,7 @@ def prefill_time(
     >>> from lib.units import ms
     >>> llama = PRESETS["llama-3-70b"]
     >>> [round(prefill_time(llama, Cluster("h100-sxm"), Layout(tp=k), 2048) / ms) for k in (2, 8)]
-    [217, 81]
+    [214, 82]
     """
     check_layout(config, layout)
     eng = configure(cluster.device, engine, **options)
@@ -449,22 +449,30 @@ def compute_bound_batch(
     """The batch at which a decode step's linear layers take as long to compute as to read: their ridge.
 
     The linear layers read their ``W = P_w b`` bytes once per step and do
-    ``2 P_w`` FLOPs per sequence; with the achieved bandwidth ``BW`` and the
-    format's achieved peak ``F`` they turn compute-bound at
+    ``2 P_w`` FLOPs per sequence; with the achieved bandwidth ``BW`` and an
+    achieved throughput ``F`` they turn compute-bound at
 
         B_ridge = (F / BW) x b / 2
 
     whatever the context: attention, a separate kernel, reads each
     sequence's cache and never turns compute-bound in decode (it does about
-    ``4 heads / kv_heads`` FLOPs per cached byte). FP8 halves ``b`` and
-    doubles ``F``, so the ridge stays; W8A16 halves ``b`` at the 16-bit
-    peak and halves the ridge. Dense models only (a mixture of experts
-    reads more experts as the batch grows).
+    ``4 heads / kv_heads`` FLOPs per cached byte). ``F`` is measured per
+    shape (:mod:`lib.serving.matmul`) and grows with the batch, so the ridge
+    is found where the two times cross. At one efficiency for every shape
+    (``compute_efficiency`` set) FP8 would halve ``b`` and double ``F`` and
+    leave the ridge where it was; DeepGEMM's FP8 kernels reach 10-17 % of
+    their peak on 64 rows (slower than their weight reads at
+    ``memory_efficiency``), XLA's BF16 ones 42 % on 256, so FP8 turns
+    compute-bound at fewer sequences. W8A16
+    halves ``b`` at the 16-bit throughput and halves the ridge. Dense models
+    only (a mixture of experts reads more experts as the batch grows).
 
     >>> from lib.transformer import PRESETS
     >>> llama = PRESETS["llama-3-70b"]
     >>> [round(compute_bound_batch(llama, "h100-sxm", weight_format=f)) for f in ("bf16", "fp8", "int8")]
-    [246, 246, 125]
+    [137, 56, 69]
+    >>> [round(compute_bound_batch(llama, "h100-sxm", weight_format=f, compute_efficiency=0.75)) for f in ("bf16", "fp8")]
+    [246, 246]
     """
     if config.experts > 1:
         raise ValueError(
@@ -474,5 +482,9 @@ def compute_bound_batch(
     cluster, layout = Cluster(device), Layout(tp=tp)
     check_layout(config, layout)
     eng = configure(cluster.device, engine, **options)
-    one = pass_work(config, cluster, layout, 0, eng, decode=1.0).linear
-    return float(one.memory_time / one.compute_time)
+    batches = np.geomspace(1.0, float(1 << 20), 1201)
+    linear = pass_work(config, cluster, layout, 0, eng, decode=batches).linear
+    gap = np.maximum.accumulate(np.log(linear.compute_time / linear.memory_time))
+    if gap[-1] < 0:
+        raise ValueError(f"the linear layers of {config.name} stay memory-bound up to {batches[-1]:.0f} sequences")
+    return float(np.exp(np.interp(0.0, gap, np.log(batches))))

@@ -104,10 +104,12 @@ def test_sweep_between_two_measured_shapes_stays_between_them():
     assert np.all((flops >= low * (1 - EXACT)) & (flops <= high * (1 + EXACT)))
 
 
-def test_below_the_grid_the_time_of_the_smallest_measured_size_is_a_floor():
+def test_below_the_grid_the_edge_efficiency_holds():
     m = np.arange(1, 257)
-    seconds = 2 * m * 4096 * 4096 / gemm_flops("h100-sxm", "bf16", m, 4096, 4096)
-    np.testing.assert_allclose(seconds, 2 * 256 * 4096**2 / 412026793553338, rtol=EXACT)
+    flops = gemm_flops("h100-sxm", "bf16", m, 4096, 4096)
+    np.testing.assert_allclose(flops, 412026793553338, rtol=EXACT)  # XLA sm_90 {256, 4096, 4096}
+    small = gemm_flops("h100-sxm", "bf16", 256, np.array([16, 64, 256]), 4096)
+    np.testing.assert_allclose(small, gemm_flops("h100-sxm", "bf16", 256, 256, 4096), rtol=EXACT)
 
 
 def test_array_arguments_broadcast_like_scalars():

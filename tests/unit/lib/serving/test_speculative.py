@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from serving_support import H100
 
 from lib.serving import Layout
+from lib.serving.engine import COMPUTE_EFFICIENCY
 from lib.serving.speculative import break_even_batch, expected_tokens, simulate_tokens, speculative_step
 from lib.serving.step import compute_bound_batch, loop_time
 from lib.transformer import PRESETS
@@ -55,13 +56,24 @@ def test_a_draft_model_costs_its_own_decode_steps():
 
 @pytest.mark.parametrize("alpha,gamma", [(0.6, 2), (0.8, 4)])
 def test_the_gain_never_rises_with_batch_once_compute_bound(alpha, gamma):
+    # At one efficiency for every shape: measured kernels grow more efficient with the rows, which can lift the
+    # gain a little past the ridge (test_the_gain_falls_past_the_ridge_with_measured_kernels).
     batches = np.unique(np.round(np.geomspace(1, 2048, 60)))
     layout = Layout(tp=4)
-    step = speculative_step(LLAMA70, H100, layout, batches, 1152, alpha, gamma, head_layers=1)
-    ridge = compute_bound_batch(LLAMA70, "h100-sxm", tp=4)
+    flat = dict(compute_efficiency=COMPUTE_EFFICIENCY)
+    step = speculative_step(LLAMA70, H100, layout, batches, 1152, alpha, gamma, head_layers=1, **flat)
+    ridge = compute_bound_batch(LLAMA70, "h100-sxm", tp=4, **flat)
     past = batches >= ridge / (gamma + 1)
     assert past.sum() > 5
     assert np.all(np.diff(np.asarray(step.speedup)[past]) <= 1e-12)
+
+
+def test_the_gain_falls_past_the_ridge_with_measured_kernels():
+    batches = np.unique(np.round(np.geomspace(1, 2048, 60)))
+    step = speculative_step(LLAMA70, H100, Layout(tp=4), batches, 1152, 0.6, 2, head_layers=1)
+    ridge = compute_bound_batch(LLAMA70, "h100-sxm", tp=4)
+    gain = np.asarray(step.speedup)
+    assert gain[batches >= 4 * ridge].max() < gain[batches <= ridge / 3].min()
 
 
 def test_break_even_matches_the_simulated_rounds():
