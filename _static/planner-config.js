@@ -1,7 +1,11 @@
 /*
  * The layout planner's reader of a Hugging Face config.json (book/planner.md), a mirror of
  * lib/transformer/hf.py: from_hf_config, with its fields, Hugging Face's defaults where a field is
- * absent and its refusals, word for word (each names the field). The architectures it prices come
+ * absent and its refusals, word for word (each names the field). The page's custom model has no field for
+ * a head width other than hidden_size / num_attention_heads or for latent attention, so this reader refuses
+ * an explicit head_dim that differs (lib reads it) and the architectures planner_data.PAGE_REFUSES. The
+ * context length is not read: a custom model's is unknown (0), and the page does not refuse long requests
+ * for it. The architectures it prices come
  * from window.PLANNER_DATA (tools/sphinx/planner_data.py); the parameter count is planner-model.js's
  * parameterCount (lib/transformer/models.py, parameter_count). Sets window.PlannerConfig.
  */
@@ -70,8 +74,8 @@
     REQUIRED.forEach(function (r) { f[r[0]] = whole(r[0], field(raw, r[0], r[1])); });
     var heads = f.num_attention_heads, hidden = f.hidden_size;
     if (raw.head_dim !== undefined && raw.head_dim !== null && whole("head_dim", raw.head_dim) * heads !== hidden) {
-      fail("head_dim must equal hidden_size / num_attention_heads (" + Math.floor(hidden / heads) + ") for the " +
-        "book's model, got " + raw.head_dim);
+      fail("head_dim must equal hidden_size / num_attention_heads (" + Math.floor(hidden / heads) + ") for this " +
+        "page's custom model, got " + raw.head_dim + " (lib.transformer.from_hf_config reads it)");
     }
     if (truthy(raw.shared_expert_intermediate_size) || truthy(raw.n_shared_experts)) {
       fail("shared_expert_intermediate_size: shared experts are not priced by this model; remove the field only " +

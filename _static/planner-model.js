@@ -597,11 +597,23 @@
     };
   }
 
+  /* check_context: why a request of prompt + output tokens is past the model's context ("" if it is not, or
+     if the context is unknown: context_length 0). */
+  // as lib.serving.memory.check_context, word for word (one length, not samples)
+  function contextRefusal(config, prompt, output) {
+    var limit = config.context_length || 0;
+    if (!limit || prompt + output <= limit) { return ""; }
+    return "prompt_tokens + output_tokens = " + (prompt + output) + " exceeds " + config.name + "'s context of " +
+      limit + " tokens";
+  }
+
   /* plan: one row per layout whose tensor-parallel group sits well on the servers; with a target, each
      row's capacity under the targets too, unless withoutCapacity (the frontier, which does not use it). */
   // mirrors lib.serving.plan.plan
   function plan(s, withoutCapacity) {
     load();
+    var refused = contextRefusal(s.config, s.promptTokens, s.outputTokens);
+    if (refused) { throw new Error(refused); }
     var withCapacity = !withoutCapacity && !!window.PlannerCapacity;
     return layouts(s.config, s.devices, s.expertParallel).filter(function (l) { return holdsGroup(s.cluster, l.tp); })
       .map(function (l) { return planRow(s, l, withCapacity); });
@@ -680,7 +692,7 @@
   window.PlannerModel = { plan: plan, best: best, frontier: frontier, layouts: layouts, resolveEngine: function (d, f) {
     load();
     return resolveEngine(d, f);
-  }, missingGroups: missingGroups, stageLayers: stageLayers, parameterCount: parameterCount, layoutName: layoutName,
+  }, missingGroups: missingGroups, contextRefusal: contextRefusal, stageLayers: stageLayers, parameterCount: parameterCount, layoutName: layoutName,
     // For planner-capacity.js (lib.serving.capacity calls these of lib.serving.step and memory).
     decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity, replicaLimits: replicaLimits,
     // Python's sum() and round(), for the other scripts.

@@ -25,6 +25,8 @@
      null when no shape of at most maxDevices devices carries it. */
   // mirrors lib.serving.sizing.size
   function size(s, rate, maxDevices) {
+    var refused = window.PlannerModel.contextRefusal(s.config, s.promptTokens, s.outputTokens);
+    if (refused) { throw new Error(refused); }
     var capacity = window.PlannerCapacity.capacity, found = null;
     var untargeted = Object.assign({}, s, { ttftLimit: null, tpotLimit: null });
     var fewest = function (r, n) { return Math.ceil(rate / r * (1 - 1e-12)) * n; };

@@ -168,6 +168,10 @@
           "groups of up to " + D.serving.expert_groups + " devices, not " + missing.join(", ") + " (use lib.serving.plan)";
       }
     }
+    if (!Object.keys(errors).length) {  // lib.serving.plan refuses a request past the model's context
+      var past = Model.contextRefusal(config, v.prompt_tokens, v.output_tokens);
+      if (past) { errors.prompt_tokens = past; }
+    }
     if (Object.keys(errors).length) { return { errors: errors }; }
     var linkOf = function (slug) { return Object.assign({ slug: slug }, D.links[slug]); };
     var engine = Model.resolveEngine(deviceSpec, {

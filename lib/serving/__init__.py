@@ -31,6 +31,7 @@ from lib.serving.layout import Cluster, Layout, check_layout, layouts, stage_lay
 from lib.serving.memory import (
     MemoryFit,
     activation_bytes,
+    check_context,
     kv_bytes_per_token_per_device,
     kv_cache_bytes,
     kv_token_capacity,
@@ -99,6 +100,7 @@ __all__ = [
     "weight_bytes_per_device",
     "activation_bytes",
     "MemoryFit",
+    "check_context",
     "memory_fit",
     "kv_token_capacity",
     "ACTIVATION_BYTES",

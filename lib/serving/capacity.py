@@ -60,7 +60,7 @@ from lib import _checks
 from lib.hardware import Device, Link
 from lib.serving.engine import Engine, configure
 from lib.serving.layout import Cluster, Layout, check_layout
-from lib.serving.memory import kv_token_capacity
+from lib.serving.memory import check_context, kv_token_capacity
 from lib.serving.step import DecodeStep, decode_step, loop_time
 from lib.transformer import ModelConfig
 
@@ -477,7 +477,8 @@ def capacity(
     """The highest request rate ``layout`` sustains with TTFT and TPOT at ``percentile`` within their limits.
 
     ``prompt_tokens`` and ``output_tokens`` are lengths or samples of them
-    (:class:`Workload`); ``ttft_limit`` and ``tpot_limit`` are seconds or
+    (:class:`Workload`), refused past the model's context (the longest
+    request counts); ``ttft_limit`` and ``tpot_limit`` are seconds or
     ``None`` (no target). The cluster keywords are :class:`Cluster`'s,
     ``options`` :class:`~lib.serving.engine.Engine` fields. ``prefill``
     False prices a decode pool (:mod:`lib.serving.disagg`): its requests
@@ -500,6 +501,7 @@ def capacity(
     check_layout(config, layout)
     eng = configure(cluster.device, engine, **options)
     workload = Workload(prompt_tokens, output_tokens, prefix_hit_rate)
+    check_context(config, workload.prompts, workload.outputs)
     q = _quantile(percentile)
     ttft_max = None if ttft_limit is None else _checks.scalar("ttft_limit", ttft_limit, _checks.positive)
     tpot_max = None if tpot_limit is None else _checks.scalar("tpot_limit", tpot_limit, _checks.positive)

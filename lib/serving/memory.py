@@ -40,6 +40,7 @@ from lib.transformer import ModelConfig, kv_cache_bytes_per_token, kv_heads_per_
 from lib.units import GB
 
 __all__ = [
+    "check_context",
     "kv_cache_bytes",
     "kv_bytes_per_token_per_device",
     "stage_weight_bytes",
@@ -51,6 +52,35 @@ __all__ = [
 ]
 
 Number = Any
+
+
+def check_context(config: ModelConfig, prompt_tokens: Any, output_tokens: Any) -> None:
+    """Refuse requests longer than the model's context: ``prompt_tokens + output_tokens`` past ``context_length``.
+
+    An engine rejects such a request (vLLM: ``max_model_len``, derived from the model's ``config.json``),
+    so no layout serves it. Lengths may be samples (paired, or one side a single length); the longest
+    request counts. A model whose context is unknown (``context_length`` 0) is not checked.
+
+    >>> from lib.transformer import PRESETS
+    >>> check_context(PRESETS["llama-3-8b"], 4096, 4096)   # exactly the context: allowed
+    >>> check_context(PRESETS["llama-3-8b"], 16384, 4096)
+    Traceback (most recent call last):
+    ...
+    ValueError: prompt_tokens + output_tokens = 20480 exceeds Llama-3 8B's context of 8192 tokens
+    """
+    limit = config.context_length
+    if not limit:
+        return
+    prompts = np.atleast_1d(_checks.count("prompt_tokens", prompt_tokens, minimum=1)).astype(float)
+    outputs = np.atleast_1d(_checks.count("output_tokens", output_tokens, minimum=1)).astype(float)
+    if prompts.ndim > 1 or outputs.ndim > 1 or (prompts.size > 1 and outputs.size > 1 and prompts.size != outputs.size):
+        return  # not paired lengths: the workload's own check names the shapes
+    longest = float(np.max(prompts + outputs))
+    if longest > limit:
+        which = "the longest sample's " if max(prompts.size, outputs.size) > 1 else ""
+        raise ValueError(
+            f"{which}prompt_tokens + output_tokens = {longest:.0f} exceeds {config.name}'s context of {limit} tokens"
+        )
 
 
 def kv_cache_bytes(config: ModelConfig, tokens: Number, bytes_per_element: Number = 2) -> float | np.ndarray:

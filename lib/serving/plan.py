@@ -25,7 +25,7 @@ from lib.hardware import Device, Link
 from lib.serving.capacity import capacity
 from lib.serving.engine import Engine, configure
 from lib.serving.layout import Cluster, Layout, layouts
-from lib.serving.memory import memory_fit
+from lib.serving.memory import check_context, memory_fit
 from lib.serving.step import decode_step, prefill_time
 from lib.transformer import ModelConfig
 
@@ -164,7 +164,8 @@ def plan(
         full ``prompt + output`` context; a step reads the average context over
         the generation, ``prompt + output / 2``, and carries the prefill of
         the prompts that replace finished sequences
-        (:func:`lib.serving.step.steady_prefill`).
+        (:func:`lib.serving.step.steady_prefill`). Past the model's
+        ``context_length`` the plan is refused (:func:`lib.serving.memory.check_context`).
     devices_per_node, link, inter_link, nics_per_node
         Servers of ``devices_per_node`` devices joined inside by ``link`` and
         between by ``nics_per_node`` ports of ``inter_link`` each; by default
@@ -209,6 +210,7 @@ def plan(
     total_batch = _checks.scalar_count("batch", batch, minimum=1)
     prompt = _checks.scalar_count("prompt_tokens", prompt_tokens, minimum=1)
     output = _checks.scalar_count("output_tokens", output_tokens, minimum=1)
+    check_context(config, prompt, output)
     hit = _checks.scalar("prefix_hit_rate", prefix_hit_rate, _checks.nonnegative)
     if hit >= 1:
         raise ValueError(f"prefix_hit_rate must be in [0, 1), got {prefix_hit_rate!r}")

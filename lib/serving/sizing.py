@@ -28,6 +28,7 @@ from lib import _checks
 from lib.hardware import Device
 from lib.serving.capacity import Capacity, capacity
 from lib.serving.layout import Layout, layouts
+from lib.serving.memory import check_context
 from lib.transformer import ModelConfig
 
 __all__ = ["Sizing", "replica_shapes", "size", "best_capacity"]
@@ -94,11 +95,13 @@ def size(
     ``keywords`` go to :func:`lib.serving.capacity` (``ttft_limit``,
     ``tpot_limit``, ``percentile``, ``prefix_hit_rate``, the cluster's
     links, engine fields). Ties go to the layout with the most capacity to
-    spare. ``None`` when no shape of at most ``max_devices`` devices can
+    spare. Requests longer than the model's context are refused
+    (:func:`lib.serving.memory.check_context`). ``None`` when no shape of at most ``max_devices`` devices can
     carry it.
     """
     target = _checks.scalar("rate", rate, _checks.positive)
     per_node = _checks.scalar_count("devices_per_node", devices_per_node, minimum=1)
+    check_context(config, prompt_tokens, output_tokens)
     found = None
     options = dict(keywords, devices_per_node=per_node)
     untargeted = {k: v for k, v in options.items() if k not in ("ttft_limit", "tpot_limit", "percentile")}
@@ -173,6 +176,7 @@ def best_capacity(
     """
     n = _checks.scalar_count("devices", devices, minimum=1)
     per_node = _checks.scalar_count("devices_per_node", devices_per_node, minimum=1)
+    check_context(config, prompt_tokens, output_tokens)
     found = None
     options = dict(keywords, devices_per_node=per_node)
     for shape in replica_shapes(config, n, per_node, expert_parallel):

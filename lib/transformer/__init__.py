@@ -19,7 +19,7 @@ element, batch ``B`` and a ring over ``K`` devices, each moves about
 (160, 3.93, 800, 9.8)
 """
 
-from lib.transformer.hf import ARCHITECTURES, from_hf_config, read_hf_config
+from lib.transformer.hf import ARCHITECTURES, LENGTH_KEYS, context_length, from_hf_config, read_hf_config
 from lib.transformer.models import (
     ModelConfig,
     ParameterBreakdown,
@@ -45,6 +45,8 @@ from lib.transformer.presets import PRESETS
 
 __all__ = [
     "ARCHITECTURES",
+    "LENGTH_KEYS",
+    "context_length",
     "from_hf_config",
     "read_hf_config",
     "ModelConfig",

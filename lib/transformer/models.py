@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from lib import _checks
+from lib.formats import WEIGHT_FORMATS
 
 __all__ = [
     "ModelConfig",
@@ -78,6 +79,12 @@ class ModelConfig:
         of ``kv_lora_rank + rope_head_dim`` numbers per token and layer instead of keys and values;
         queries go through a ``q_lora_rank`` bottleneck; ``head_dim`` is the no-rope part of a query or
         key head, ``v_head_dim`` a value head's width (0: ``head_dim``).
+    context_length : int
+        Tokens of context the model was trained to attend to, prompt and output together (0: unknown): a
+        ``config.json``'s ``max_position_embeddings``, times the factor of a rope scaling that extends it
+        (:func:`lib.transformer.from_hf_config`). Serving refuses longer requests.
+    checkpoint_format : str
+        The format of the published weights, a :data:`lib.formats.WEIGHT_FORMATS` key (DeepSeek-V3: ``"fp8"``).
 
     >>> ModelConfig("tiny", layers=2, hidden=64, heads=4, kv_heads=2, ffn_hidden=128, vocab=100).head_dim
     16
@@ -111,6 +118,8 @@ class ModelConfig:
     q_lora_rank: int = 0
     rope_head_dim: int = 0
     v_head_dim: int = 0
+    context_length: int = 0
+    checkpoint_format: str = "bf16"
 
     def __post_init__(self) -> None:
         for name in ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "experts", "experts_per_token"):
@@ -128,11 +137,16 @@ class ModelConfig:
             "q_lora_rank",
             "rope_head_dim",
             "v_head_dim",
+            "context_length",
         ):
             value = getattr(self, name)
             _checks.count(name, value, minimum=0)
             if isinstance(value, (float, np.floating)) or np.ndim(value) != 0:
                 raise ValueError(f"{name} must be a plain integer, got {value!r}")
+        if self.checkpoint_format not in WEIGHT_FORMATS:
+            raise ValueError(
+                f"checkpoint_format must be one of {sorted(WEIGHT_FORMATS)}, got {self.checkpoint_format!r}"
+            )
         if self.dense_layers >= self.layers:
             raise ValueError(f"dense_layers must be fewer than the {self.layers} layers, got {self.dense_layers}")
         if self.head_width == 0 and self.hidden % self.heads:

@@ -2118,7 +2118,9 @@ def hf_configs() -> list[Any]:
             raw.update(num_local_experts=c.experts, num_experts_per_tok=c.experts_per_token)
         found.append(raw)
     base = dict(found[0])
-    for architecture in sorted(ARCHITECTURES):
+    from tools.sphinx.planner_data import PAGE_REFUSES
+
+    for architecture in sorted(set(ARCHITECTURES) - set(PAGE_REFUSES)):  # the page refuses what it cannot hold
         found.append(dict(base, architectures=[architecture], attention_bias=architecture.startswith("Llama")))
     found.append({k: v for k, v in base.items() if k != "num_key_value_heads"})
     found.append(
@@ -2141,7 +2143,6 @@ def hf_configs() -> list[Any]:
         found.append({k: v for k, v in base.items() if k != missing})
     found += [
         dict(base, architectures=["GPT2LMHeadModel"]),
-        dict(base, head_dim=7),
         dict(base, head_dim=base["hidden_size"] // base["num_attention_heads"]),
         dict(base, shared_expert_intermediate_size=2048),
         dict(base, hidden_size=str(base["hidden_size"])),

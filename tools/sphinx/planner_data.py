@@ -70,6 +70,7 @@ MODEL_FIELDS = (
     "rope_head_dim",
     "v_head_dim",
     "hf_id",
+    "context_length",
 )
 #: Fields of ``ModelConfig`` that a custom model of the page leaves at their defaults.
 MODEL_DEFAULTS = MODEL_FIELDS[9:]
@@ -83,6 +84,9 @@ DEVICE_FIELDS = (
     "network",
     "nics_per_gpu",
 )
+#: Architectures ``lib.transformer.from_hf_config`` reads that the page's custom model cannot hold (it has no
+#: fields for latent attention, shared experts or leading dense layers): its reader refuses them.
+PAGE_REFUSES = ("DeepseekV3ForCausalLM",)
 #: Fields of ``Device`` that a custom device of the page leaves at their defaults.
 DEVICE_DEFAULTS = ("fp8_flops", "network", "nics_per_gpu")
 LINK_FIELDS = ("name", "bandwidth", "kind", "nccl_share", "in_network_efficiency")
@@ -202,7 +206,7 @@ def planner_data() -> dict:
     return {
         "presets": {slug: _pick(config, MODEL_FIELDS) for slug, config in transformer.PRESETS.items()},
         "model_defaults": _field_defaults(transformer.ModelConfig, MODEL_DEFAULTS),
-        "hf_architectures": dict(transformer.ARCHITECTURES),
+        "hf_architectures": {a: bias for a, bias in transformer.ARCHITECTURES.items() if a not in PAGE_REFUSES},
         "devices": {slug: _pick(device, DEVICE_FIELDS) for slug, device in hardware.DEVICES.items()},
         "device_defaults": _field_defaults(hardware.Device, DEVICE_DEFAULTS),
         "links": {slug: _pick(link, LINK_FIELDS) for slug, link in hardware.LINKS.items()},

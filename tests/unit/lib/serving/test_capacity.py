@@ -72,7 +72,7 @@ def test_nothing_fits_is_weights_memory():
 def test_a_target_missed_at_any_load_binds_with_zero_capacity():
     cap = serving.capacity(PRESETS["llama-3-70b"], "h100-sxm", Layout(tp=8), 1024, 256, tpot_limit=1 * ms)
     assert cap.rate == 0 and cap.binding == "TPOT target"
-    cap = serving.capacity(PRESETS["llama-3-70b"], "h100-sxm", Layout(tp=8), 8192, 256, ttft_limit=10 * ms)
+    cap = serving.capacity(PRESETS["llama-3.1-70b"], "h100-sxm", Layout(tp=8), 8192, 256, ttft_limit=10 * ms)
     assert cap.rate == 0 and cap.binding == "TTFT target"
 
 
@@ -224,3 +224,10 @@ def test_plan_with_targets_ranks_by_capacity_per_device_and_names_what_binds():
 def test_bad_capacity_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_capacity_refuses_requests_past_the_models_context():
+    config = PRESETS["llama-2-7b"]  # max_position_embeddings 4096
+    with pytest.raises(ValueError, match="= 4097 exceeds Llama-2 7B's context of 4096 tokens"):
+        serving.capacity(config, "h100-sxm", Layout(1, 1, 1), [1000, 3841], [256, 256])
+    assert serving.capacity(config, "h100-sxm", Layout(1, 1, 1), [1000, 3840], [256, 256]).rate > 0

@@ -239,3 +239,21 @@ def test_plan_lists_attention_data_parallel_layouts_and_they_fit_where_tp_does()
     assert {"tp8-pp1-dp2", "ep8-pp1-dp2", "adp8-ep8-pp1-dp2", "adp16-ep16-pp1-dp1"} <= set(names)
     assert names["adp8-ep8-pp1-dp2"].fits and names["tp8-pp1-dp2"].fits
     assert not names["tp1-pp1-dp16"].fits
+
+
+def test_a_plan_past_the_models_context_is_refused_naming_both_numbers():
+    # Meta-Llama-3-8B-Instruct's config.json: max_position_embeddings 8192; a 16k-token RAG prompt cannot be served.
+    llama3 = PRESETS["llama-3-8b"]
+    with pytest.raises(ValueError) as refused:
+        serving.plan(llama3, "h100-sxm", 8, 64, 16384, 4096)
+    message = str(refused.value)
+    assert "\n" not in message and "20480" in message and "8192" in message and llama3.name in message
+    assert serving.plan(llama3, "h100-sxm", 8, 64, 8192 - 256, 256)  # exactly the context: served
+    with pytest.raises(ValueError, match="8193 exceeds"):
+        serving.plan(llama3, "h100-sxm", 8, 64, 8192 - 256, 257)
+    # The same request on Llama 3.1 (131,072 tokens) and on a model of unknown context is planned.
+    assert serving.plan(PRESETS["llama-3.1-8b"], "h100-sxm", 8, 64, 16384, 4096)
+    unknown = ModelConfig("unknown", layers=2, hidden=64, heads=4, kv_heads=2, ffn_hidden=128, vocab=100)
+    assert serving.plan(unknown, "h100-sxm", 1, 1, 200_000, 1000)
+    with pytest.raises(ValueError, match="context of 8192 tokens"):  # with targets too (capacity)
+        serving.plan(llama3, "h100-sxm", 8, 64, 16384, 4096, tpot_limit=50 * ms)

@@ -38,3 +38,11 @@ def test_sizing_finds_the_fewest_devices_and_one_fewer_fails():
     fewer = plan.devices - 1
     best = serving.best_capacity(PRESETS["llama-3-70b"], "h100-sxm", fewer, 1024, 256, **targets)
     assert best is None or best.capacity.rate < 20.0
+
+
+def test_sizing_refuses_requests_past_the_models_context():
+    # Length samples: the longest request counts (8000 + 512 > 8192), though the mean (4256) fits.
+    with pytest.raises(ValueError, match="the longest sample's prompt_tokens \\+ output_tokens = 8512 exceeds"):
+        serving.size(PRESETS["llama-3-8b"], "h100-sxm", 5.0, [8000, 500], 512, tpot_limit=50 * ms)
+    with pytest.raises(ValueError, match="= 20480 exceeds Llama-3 8B's context of 8192 tokens"):
+        serving.best_capacity(PRESETS["llama-3-8b"], "h100-sxm", 8, 16384, 4096)

@@ -26,3 +26,15 @@ def test_parameter_breakdown_sums_to_the_count(key):
     assert parts.total() == tr.parameter_count(config)
     if not parts.dense_layers:
         assert config.layers * parts.layer() + parts.embedding + parts.head + parts.final_norm == parts.total()
+
+
+def test_context_length_and_checkpoint_format_are_checked():
+    tiny = dict(layers=2, hidden=8, heads=2, kv_heads=1, ffn_hidden=16, vocab=10)
+    assert tr.ModelConfig("tiny", **tiny).context_length == 0  # unknown unless given
+    assert tr.ModelConfig("tiny", **tiny, context_length=4096).context_length == 4096
+    with pytest.raises(ValueError, match="context_length"):
+        tr.ModelConfig("tiny", **tiny, context_length=-1)
+    with pytest.raises(ValueError, match="context_length must be a plain integer"):
+        tr.ModelConfig("tiny", **tiny, context_length=4096.0)
+    with pytest.raises(ValueError, match="checkpoint_format must be one of .*, got 'fp4'"):
+        tr.ModelConfig("tiny", **tiny, checkpoint_format="fp4")

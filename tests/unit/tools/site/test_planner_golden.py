@@ -38,6 +38,9 @@ FUNCTION = re.compile(r"^\s*function (\w+)\(")
 
 #: Public functions, methods and properties of the mirrored modules that the page does not mirror, and why.
 PYTHON_ONLY = {
+    "lib.serving.memory.check_context": "a refusal, not a row: planner-model.js's contextRefusal gives its "
+    "message word for word (tests/unit/lib/serving/test_plan.py pins the Python side)",
+    "lib.transformer.hf.context_length": "the page's custom model has no context length (0: unknown)",
     "lib.collectives.engine.kernel_for": "the kernel's name for one size; the page uses customKernel's mask",
     "lib.collectives.nccl.tuning_constants": "exported as data by tools/sphinx/planner_data.py",
     "lib.collectives.nccl.allreduce_cost": "one algorithm and protocol; the page needs only the tuner's best",
