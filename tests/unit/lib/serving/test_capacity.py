@@ -224,3 +224,17 @@ def test_plan_with_targets_ranks_by_capacity_per_device_and_names_what_binds():
 def test_bad_capacity_input_names_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize(
+    "written, fraction",
+    [(0.9, 0.9), (90, 0.9), (0.5, 0.5), (50, 0.5), (99, 0.99), (0.999, 0.999), (99.9, 0.999), (1, 0.01)],
+)
+def test_a_percentile_is_read_as_a_fraction_below_1_and_a_percent_from_1(written, fraction):
+    assert serving.percentile_fraction(written) == pytest.approx(fraction, rel=1e-12)
+
+
+@pytest.mark.parametrize("written", [0, 100, 150, -0.5, -90, float("nan"), float("inf"), "p90", [0.5, 0.9]])
+def test_a_percentile_outside_both_readings_is_refused_naming_it(written):
+    with pytest.raises(ValueError, match="^--percentile must"):
+        serving.percentile_fraction(written, "--percentile")
