@@ -285,13 +285,25 @@
     return { rate: total, ratePerDevice: total / n, binding: binding(r, beyond, ttftLimit), load: at };
   }
 
+  /* percentile_fraction: a percentile as the page's field and the command line take it, 0.9 and 90 both p90
+     (a fraction below 1, a percent from 1 up to 100); anything else throws, naming the field. */
+  // mirrors lib.serving.capacity.percentile_fraction
+  function percentileFraction(value, name) {
+    var label = name === undefined ? "percentile" : name;
+    if (typeof value !== "number") { throw new Error(label + " must be a number, got " + value); }
+    if (isNaN(value)) { throw new Error(label + " must not be NaN, got " + value); }
+    if (value > 0 && value < 1) { return value; }
+    if (value >= 1 && value < 100) { return value / 100; }
+    throw new Error(label + " must be a fraction in (0, 1) or a percent in [1, 100) (0.9 or 90 for p90), got " + value);
+  }
+
   /* The functions tagged `// mirrors`, by name, for tests/browser/test_planner_functions.py. */
   var mirrors = {
     capacity: capacity, workload: workload, replica: replica, stepTime: stepTime, highestRate: highestRate,
     states: states, loadAt: loadAt, weightedQuantile: weightedQuantile, poisson: poisson, ttft: ttft, meets: meets,
-    binding: binding
+    binding: binding, percentileFraction: percentileFraction
   };
 
-  window.PlannerCapacity = { capacity: capacity,
+  window.PlannerCapacity = { capacity: capacity, percentileFraction: percentileFraction,
     _mirrors: mirrors };
 }());

@@ -34,7 +34,11 @@
   var MODEL_FLAGS = ["qkv_bias", "tied_embeddings"];
   var DEVICE_FIELDS = ["memory_GiB", "bandwidth_TBps", "flops_TFLOPS"];
 
+  // lib.serving.layout.MAX_DEVICES: the most devices the planner lays out, here as on the command line.
+  var MAX_DEVICES = D ? D.serving.max_devices : undefined;
+
   // name -> rule. "count": whole number >= min (<= max); "positive"/"nonnegative"/"fraction"/"share": numbers;
+  // "percentile": a fraction or a percent, read as a fraction (percentileFraction); cap: max is the planner's cap;
   // optional: empty means "none". Selects and the checkbox are read directly.
   var RULES = {
     layers: { rule: "count", min: 1, max: 1e6 }, hidden: { rule: "count", min: 1, max: 1e7 },
@@ -43,20 +47,21 @@
     experts: { rule: "count", min: 1, max: 1e5 }, top_k: { rule: "count", min: 1, max: 1e5 },
     memory_GiB: { rule: "positive", max: 1e7 }, bandwidth_TBps: { rule: "positive", max: 1e6 },
     flops_TFLOPS: { rule: "positive", max: 1e9 },
-    devices_per_node: { rule: "count", min: 1, max: 4096 }, nodes: { rule: "count", min: 1, max: 4096 },
-    devices: { rule: "count", min: 1, max: 4096 },
+    devices_per_node: { rule: "count", min: 1, max: MAX_DEVICES, cap: true },
+    nodes: { rule: "count", min: 1, max: MAX_DEVICES, cap: true },
+    devices: { rule: "count", min: 1, max: MAX_DEVICES, cap: true },
     prompt_tokens: { rule: "count", min: 1, max: 1e8 }, output_tokens: { rule: "count", min: 1, max: 1e8 },
     batch: { rule: "count", min: 1, max: 1e8 },
     ttft_limit_ms: { rule: "positive", optional: true, max: 1e12 },
     tpot_limit_ms: { rule: "positive", optional: true, max: 1e12 },
     price_per_device_hour: { rule: "nonnegative", optional: true, max: 1e12 },
-    rate: { rule: "positive", optional: true, max: 1e9 }, max_devices: { rule: "count", min: 1, max: 4096 },
-    prefix_hit_rate: { rule: "share" }, percentile: { rule: "open" },
+    rate: { rule: "positive", optional: true, max: 1e9 }, max_devices: { rule: "count", min: 1, max: MAX_DEVICES, cap: true },
+    prefix_hit_rate: { rule: "share" }, percentile: { rule: "percentile" },
     memory_efficiency: { rule: "fraction" }, compute_efficiency: { rule: "fraction" },
     gpu_memory_utilization: { rule: "fraction" },
     max_num_seqs: { rule: "count", min: 1, max: 1e8, optional: true },
     max_num_batched_tokens: { rule: "count", min: 1, max: 1e8, optional: true },
-    nics_per_node: { rule: "count", min: 1, max: 4096, optional: true }
+    nics_per_node: { rule: "count", min: 1, max: MAX_DEVICES, cap: true, optional: true }
   };
   var SELECTS = ["model", "device", "link", "inter_link", "weight_format", "kv_format", "allreduce", "expert_parallel"];
   // Checkboxes: on or off. Their defaults (Engine's cuda_graphs) are set in init().
@@ -98,15 +103,20 @@
       case "fraction":
         if (v <= 0 || v > 1) { return { error: name + " must be in (0, 1], got " + t }; }
         break;
-      case "open":
-        if (v <= 0 || v >= 1) { return { error: name + " must be above 0 and below 1 (0.9 for p90), got " + t }; }
+      case "percentile":  // 90 and 0.9 are both p90, as on the command line
+        try {
+          v = window.PlannerCapacity.percentileFraction(v, name);
+        } catch (error) {
+          return { error: error.message.replace(/got .*$/, "got " + t) };
+        }
         break;
       case "share":
         if (v < 0 || v >= 1) { return { error: name + " must be at least 0 and below 1, got " + t }; }
         break;
     }
     if (r.max !== undefined && v > r.max) {
-      return { error: name + " must be at most " + r.max + " on this page, got " + t };
+      return { error: name + " must be at most " + r.max + (r.cap ? " (the planner's cap)" : " on this page") +
+        ", got " + t };
     }
     return { value: v };
   }

@@ -22,12 +22,12 @@ Introduced in chapter 7 (serving many users). One module per topic, all re-expor
 7.92
 """
 
-from lib.serving.capacity import BINDINGS, Capacity, Load, Workload, capacity, replica_load
+from lib.serving.capacity import BINDINGS, Capacity, Load, Workload, capacity, percentile_fraction, replica_load
 from lib.serving.command import parse_vllm_command, vllm_command
 from lib.serving.disagg import Disaggregated, KVTransfer, balance, disaggregate, kv_transfer
 from lib.serving.engine import Engine, configure, scheduler_limits
 from lib.serving.engine_flags import check_command, flag_table
-from lib.serving.layout import Cluster, Layout, check_layout, layouts, stage_layers
+from lib.serving.layout import MAX_DEVICES, Cluster, Layout, check_devices, check_layout, layouts, stage_layers
 from lib.serving.memory import (
     MemoryFit,
     activation_bytes,
@@ -71,6 +71,7 @@ __all__ = [
     "Load",
     "Capacity",
     "capacity",
+    "percentile_fraction",
     "replica_load",
     "expected_tokens",
     "SpeculativeStep",
@@ -93,6 +94,8 @@ __all__ = [
     "Cluster",
     "stage_layers",
     "check_layout",
+    "check_devices",
+    "MAX_DEVICES",
     "layouts",
     "kv_cache_bytes",
     "kv_bytes_per_token_per_device",

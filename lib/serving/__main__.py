@@ -14,24 +14,38 @@ Usage (``python -m lib.serving --help``)::
 With latency targets every row shows the highest request rate the layout
 carries within them (capacity) and what binds it, and the best row's
 ``vllm serve`` line is printed. With ``--rate`` the fewest devices that carry
-that rate are found instead. A mixture of experts lists tensor-parallel,
-expert-parallel and attention-data-parallel layouts (``--expert-parallel``).
+that rate are found instead. A mixture of experts lists its tensor-parallel
+layouts only, as :func:`lib.serving.plan` and the planner page do by default;
+``--expert-parallel all`` adds the expert-parallel and
+attention-data-parallel ones.
 ``--disaggregate`` prints the best split into prefill and decode pools beside
 the best colocated layout; ``--speculate ALPHA GAMMA`` the speed-up of
 speculative decoding for every row.
+
+The percentile of the targets is read as the planner page reads it
+(:func:`lib.serving.capacity.percentile_fraction`: 0.9 and 90 are both p90),
+and the devices are capped as there (:data:`lib.serving.layout.MAX_DEVICES`).
+The "max batch" column counts the sequences of the full context the whole
+layout holds at once (every replica's), as the page's "Most sequences".
+A bad input prints one line, ``error: ...`` naming the option and the value,
+on stderr and exits with status 2 (``--help`` has the usage).
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
+import sys
 
+from lib import _checks
 from lib.collectives import ALLREDUCE_CHOICES
 from lib.formats import KV_FORMATS, WEIGHT_FORMATS
 from lib.hardware import DEVICES
+from lib.serving.capacity import percentile_fraction
 from lib.serving.command import vllm_command
 from lib.serving.disagg import disaggregate
 from lib.serving.engine import EXPERT_EXCHANGES, configure
-from lib.serving.layout import Cluster
+from lib.serving.layout import MAX_DEVICES, Cluster, check_devices
 from lib.serving.plan import best, frontier, mean_context, plan
 from lib.serving.sizing import best_capacity, size
 from lib.serving.speculative import speculative_step
@@ -39,14 +53,31 @@ from lib.transformer import PRESETS, parameter_count, read_hf_config
 from lib.units import GB, ms
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one line, ``error: ...``, on stderr (status 2).
+
+    argparse prints the whole usage before the error; with this many options
+    that hides the one line that says what is wrong (``--help`` prints it).
+    """
+
+    def error(self, message: str) -> None:
+        _fail(message)
+
+
+def _fail(message: str) -> None:
+    """Print ``error: message`` as one line on stderr and exit with status 2 (a usage error, as argparse's)."""
+    sys.stderr.write("error: " + " ".join(str(message).split()) + "\n")
+    raise SystemExit(2)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m lib.serving", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="python -m lib.serving", description=__doc__.splitlines()[0])
     model = parser.add_mutually_exclusive_group()
     model.add_argument("--model", choices=sorted(PRESETS), default="llama-3-70b", help="a preset")
     model.add_argument("--config", help="a Hugging Face config.json instead of a preset")
     parser.add_argument("--name", help="the model's name in the vllm serve line (default: the preset's or folder's)")
     parser.add_argument("--device", choices=sorted(DEVICES), default="h100-sxm")
-    parser.add_argument("--devices", type=int, default=8)
+    parser.add_argument("--devices", type=int, default=8, help=f"devices in the cluster (at most {MAX_DEVICES})")
     parser.add_argument("--batch", type=int, default=64, help="concurrent sequences across the cluster")
     parser.add_argument("--prompt", type=int, default=1024, help="prompt tokens per request")
     parser.add_argument("--output", type=int, default=256, help="generated tokens per request")
@@ -59,16 +90,24 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-num-batched-tokens", type=int, help="the token budget per step (default: vLLM's)")
     parser.add_argument("--ttft-ms", type=float, help="time-to-first-token target, ms, at --percentile")
     parser.add_argument("--tpot-ms", type=float, help="time-per-output-token target, ms, at --percentile")
-    parser.add_argument("--percentile", type=float, default=90, help="the targets' percentile (90 for p90)")
+    parser.add_argument(
+        "--percentile",
+        type=float,
+        default=90,
+        help="the targets' percentile: a fraction in (0, 1) or a percent in [1, 100) (0.9 or 90 for p90)",
+    )
     parser.add_argument("--rate", type=float, help="requests per second to size the cluster for")
-    parser.add_argument("--max-devices", type=int, default=64, help="the most devices --rate may use")
+    parser.add_argument(
+        "--max-devices", type=int, default=64, help=f"the most devices --rate may use (at most {MAX_DEVICES})"
+    )
     parser.add_argument("--frontier", action="store_true", help="sweep the batch and print the Pareto frontier")
     parser.add_argument(
         "--expert-parallel",
         choices=sorted(EXPERT_PARALLEL),
-        default="all",
+        default=EXPERT_PARALLEL_DEFAULT,
         help="a mixture of experts' layouts: tensor-parallel experts only (tp), whole experts (ep), "
-        "both, or all (also attention run data-parallel)",
+        "both, or all (also attention run data-parallel); default %(default)s, lib.serving.plan's and "
+        "the planner page's",
     )
     parser.add_argument(
         "--expert-exchange",
@@ -100,11 +139,73 @@ def _parser() -> argparse.ArgumentParser:
 
 #: ``--expert-parallel`` words and what :func:`lib.serving.layouts` takes for them.
 EXPERT_PARALLEL = {"tp": False, "ep": True, "both": "both", "all": "all"}
+#: The word for :func:`lib.serving.plan`'s own ``expert_parallel`` default, which the planner page starts from too.
+EXPERT_PARALLEL_DEFAULT = next(
+    word
+    for word, value in EXPERT_PARALLEL.items()
+    if value is inspect.signature(plan).parameters["expert_parallel"].default
+)
+
+#: Options that are whole numbers >= 1, and those that may be left out (``None``).
+_COUNTS = ("--batch", "--prompt", "--output")
+_OPTIONAL_COUNTS = ("--max-num-seqs", "--max-num-batched-tokens")
+#: Options that are positive finite numbers when given.
+_OPTIONAL_POSITIVES = ("--ttft-ms", "--tpot-ms", "--rate")
+
+
+def _value(args: argparse.Namespace, option: str):
+    return getattr(args, option.removeprefix("--").replace("-", "_"))
+
+
+def _check(args: argparse.Namespace) -> float:
+    """Refuse a bad number with a ValueError naming its option and value; return the percentile as a fraction."""
+    check_devices(args.devices, "--devices")
+    check_devices(args.max_devices, "--max-devices")
+    for option in _COUNTS:
+        _checks.scalar_count(option, _value(args, option), minimum=1)
+    for option in _OPTIONAL_COUNTS:
+        if _value(args, option) is not None:
+            _checks.scalar_count(option, _value(args, option), minimum=1)
+    for option in _OPTIONAL_POSITIVES:
+        if _value(args, option) is not None:
+            _checks.scalar(option, _value(args, option), _checks.positive)
+    hit = _checks.scalar("--prefix-hit-rate", args.prefix_hit_rate, _checks.nonnegative)
+    if hit >= 1:
+        raise ValueError(f"--prefix-hit-rate must be in [0, 1), got {args.prefix_hit_rate!r}")
+    _checks.scalar("--draft-head-layers", args.draft_head_layers, _checks.positive)
+    if args.speculate:
+        alpha, gamma = args.speculate
+        if not 0 <= _checks.scalar("--speculate ALPHA", alpha) <= 1:
+            raise ValueError(f"--speculate ALPHA must be an acceptance rate in [0, 1], got {alpha:g}")
+        _checks.scalar_count("--speculate GAMMA", gamma, minimum=1)
+    if args.disaggregate and (args.ttft_ms is None or args.tpot_ms is None):
+        raise ValueError("--disaggregate needs both --ttft-ms and --tpot-ms: each pool is sized by its own target")
+    return percentile_fraction(args.percentile, "--percentile")
+
+
+def _model(args: argparse.Namespace):
+    """The preset, or the model of ``--config`` (a file that cannot be read or parsed is a ValueError naming it)."""
+    if not args.config:
+        return PRESETS[args.model]
+    try:
+        return read_hf_config(args.config, args.name)
+    except OSError as error:
+        raise ValueError(f"--config cannot be read: {args.config!r}: {error.strerror or error}") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        raise ValueError(f"--config {args.config!r} is not a model's config.json: {error}") from None
 
 
 def main(argv: list[str] | None = None) -> None:
     args = _parser().parse_args(argv)
-    config = read_hf_config(args.config, args.name) if args.config else PRESETS[args.model]
+    try:
+        _run(args)
+    except ValueError as error:
+        _fail(error)
+
+
+def _run(args: argparse.Namespace) -> None:
+    quantile = _check(args)
+    config = _model(args)
     model_id = args.name or config.hf_id or config.name
     print(f"{config.name}: {parameter_count(config) / 1e9:.2f} billion parameters")
     engine = dict(
@@ -119,7 +220,7 @@ def main(argv: list[str] | None = None) -> None:
     targets = dict(
         ttft_limit=None if args.ttft_ms is None else args.ttft_ms * ms,
         tpot_limit=None if args.tpot_ms is None else args.tpot_ms * ms,
-        percentile=args.percentile / 100,
+        percentile=quantile,
     )
     resolved = configure(args.device, **engine)
     if args.rate is not None:
@@ -160,8 +261,6 @@ def _sizing(args, config, model_id: str, engine: dict, targets: dict, resolved) 
 
 
 def _disaggregated(args, config, engine: dict, targets: dict) -> None:
-    if targets["ttft_limit"] is None or targets["tpot_limit"] is None:
-        raise SystemExit("--disaggregate needs both --ttft-ms and --tpot-ms: each pool is sized by its own target")
     ep = EXPERT_PARALLEL[args.expert_parallel]
     pools = disaggregate(
         config, args.device, args.devices, args.prompt, args.output, expert_parallel=ep, **targets, **engine
@@ -179,7 +278,7 @@ def _disaggregated(args, config, engine: dict, targets: dict) -> None:
     )
     print(
         f"{args.devices} x {DEVICES[args.device].name}, prompt {args.prompt}, output {args.output}, "
-        f"TTFT {args.ttft_ms:g} ms and TPOT {args.tpot_ms:g} ms at p{args.percentile:g}"
+        f"TTFT {args.ttft_ms:g} ms and TPOT {args.tpot_ms:g} ms at p{100 * targets['percentile']:g}"
     )
     if together is None:
         print("colocated: no layout carries anything within the targets")
@@ -199,8 +298,6 @@ def _disaggregated(args, config, engine: dict, targets: dict) -> None:
 
 def _speculation(args, config, cluster: Cluster, row, engine: dict) -> str:
     alpha, gamma = args.speculate
-    if gamma != int(gamma):
-        raise SystemExit(f"--speculate GAMMA must be a whole number of draft tokens, got {gamma:g}")
     drafter = dict(draft=PRESETS[args.draft_model]) if args.draft_model else dict(head_layers=args.draft_head_layers)
     step = speculative_step(
         config,
@@ -252,7 +349,7 @@ def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -
     )
     extra = f" {'req/s':>7} {'req/s/dev':>9}  binding" if with_targets else ""
     print(
-        f"{'layout':>18} {'fits':>5} {'GB/device':>10} {'max batch':>10} {'TTFT ms':>8} {'TPOT ms':>8} "
+        f"{'layout':>18} {'fits':>5} {'GB/device':>10} {'max batch (all dp)':>18} {'TTFT ms':>8} {'TPOT ms':>8} "
         f"{'tok/s/dev':>10}{extra}  note"
     )
     for row in rows:
@@ -262,7 +359,7 @@ def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -
             more += _speculation(args, config, cluster, row, engine)
         print(
             f"{row.name:>18} {'yes' if row.fits else 'no':>5} {row.memory_per_device / GB:>10.1f} "
-            f"{row.max_batch:>10} {row.ttft / ms:>8.1f} {row.tpot / ms:>8.2f} {row.tokens_per_s_per_device:>10.1f}"
+            f"{row.max_batch * row.dp:>18} {row.ttft / ms:>8.1f} {row.tpot / ms:>8.2f} {row.tokens_per_s_per_device:>10.1f}"
             f"{more}  {row.reason}{mark}"
         )
     if chosen is not None:

@@ -64,7 +64,7 @@ from lib.serving.memory import check_context, kv_token_capacity
 from lib.serving.step import DecodeStep, decode_step, loop_time
 from lib.transformer import ModelConfig
 
-__all__ = ["BINDINGS", "Workload", "Load", "Capacity", "capacity", "replica_load"]
+__all__ = ["BINDINGS", "Workload", "Load", "Capacity", "capacity", "replica_load", "percentile_fraction"]
 
 #: What can limit a layout's capacity, in the words :attr:`Capacity.binding` uses (see :func:`capacity`).
 BINDINGS = (
@@ -446,6 +446,30 @@ def replica_load(
     return _Replica(config, cluster, layout, workload, eng).load(
         _checks.scalar("rate", rate, _checks.positive), _quantile(quantile)
     )
+
+
+def percentile_fraction(value: float, name: str = "percentile") -> float:
+    """A percentile as the front ends take it, as the fraction :func:`capacity` takes: 0.9 and 90 are both p90.
+
+    A value in (0, 1) is already a fraction; one in [1, 100) is a percent
+    and is divided by 100 (so 1 is p1, not p100). Anything else (0, 100 and
+    above, negative, NaN, infinite) raises a ``ValueError`` naming ``name``.
+    ``python -m lib.serving --percentile`` and the planner page's field both
+    read their value through this rule.
+
+    >>> percentile_fraction(0.9), percentile_fraction(90), percentile_fraction(50)
+    (0.9, 0.9, 0.5)
+    >>> percentile_fraction(100, "--percentile")
+    Traceback (most recent call last):
+    ...
+    ValueError: --percentile must be a fraction in (0, 1) or a percent in [1, 100) (0.9 or 90 for p90), got 100
+    """
+    q = _checks.scalar(name, value)
+    if 0 < q < 1:
+        return q
+    if 1 <= q < 100:
+        return q / 100
+    raise ValueError(f"{name} must be a fraction in (0, 1) or a percent in [1, 100) (0.9 or 90 for p90), got {value!r}")
 
 
 def _quantile(value: float) -> float:

@@ -24,7 +24,13 @@ from lib.hardware import device as lookup_device
 from lib.hardware import link as lookup_link
 from lib.transformer import ModelConfig, check_tp_degree
 
-__all__ = ["Layout", "Cluster", "stage_layers", "check_layout", "layouts"]
+__all__ = ["MAX_DEVICES", "Layout", "Cluster", "stage_layers", "check_layout", "check_devices", "layouts"]
+
+#: The most devices the planner lays a model out over: :func:`layouts` (so :func:`lib.serving.plan` and
+#: :func:`lib.serving.size`), ``python -m lib.serving`` and the planner page refuse more. A sanity cap on the
+#: enumeration's cost (every divisor pair of the count is checked; 100,000 devices take tens of seconds), far
+#: above any one model's serving deployment.
+MAX_DEVICES = 4096
 
 
 @dataclass(frozen=True)
@@ -176,6 +182,22 @@ def _check_layout(config: ModelConfig, layout: Layout) -> None:
         raise ValueError(f"pp must be at most the {config.layers} layers of {config.name}, got {layout.pp}")
 
 
+def check_devices(devices: int, name: str = "devices") -> int:
+    """``devices`` as a whole number from 1 to :data:`MAX_DEVICES`; else a ``ValueError`` naming ``name``.
+
+    >>> check_devices(8)
+    8
+    >>> check_devices(100000)
+    Traceback (most recent call last):
+    ...
+    ValueError: devices must be at most 4096 (the planner's cap), got 100000
+    """
+    n = _checks.scalar_count(name, devices, minimum=1)
+    if n > MAX_DEVICES:
+        raise ValueError(f"{name} must be at most {MAX_DEVICES} (the planner's cap), got {n}")
+    return n
+
+
 def layouts(config: ModelConfig, devices: int, expert_parallel: bool | str = False) -> list[Layout]:
     """Every layout that uses exactly ``devices``: valid ``tp``, then ``pp``, then ``dp = devices / (tp pp)``.
 
@@ -184,12 +206,12 @@ def layouts(config: ModelConfig, devices: int, expert_parallel: bool | str = Fal
     lists the two side by side (each expert-parallel layout after its
     tensor-parallel twin), and ``"all"`` adds the attention-data-parallel
     layouts (:class:`Layout` ``attention_dp``) after those. A dense model
-    ignores it.
+    ignores it. ``devices`` is at most :data:`MAX_DEVICES` (:func:`check_devices`).
 
     >>> [l.name for l in layouts(__import__("lib.transformer").transformer.PRESETS["llama-3-8b"], 4)]
     ['tp1-pp1-dp4', 'tp1-pp2-dp2', 'tp1-pp4-dp1', 'tp2-pp1-dp2', 'tp2-pp2-dp1', 'tp4-pp1-dp1']
     """
-    n = _checks.scalar_count("devices", devices, minimum=1)
+    n = check_devices(devices)
     if expert_parallel not in (True, False, "both", "all"):
         raise ValueError(f"expert_parallel must be True, False, 'both' or 'all', got {expert_parallel!r}")
     variants = {

@@ -252,8 +252,8 @@ def test_custom_model_and_device_round_trip(tab):
         ("gpu_memory_utilization", "0", "(0, 1]"),
         ("max_num_batched_tokens", "0", "≥ 1"),
         ("prefix_hit_rate", "1", "below 1"),
-        ("percentile", "90", "below 1"),
-        ("devices", "100000", "at most"),
+        ("percentile", "100", "a percent in [1, 100)"),
+        ("devices", "100000", "at most 4096 (the planner's cap)"),
     ],
 )
 def test_invalid_input_is_marked_at_the_field(tab, name, typed, rule):

@@ -1599,6 +1599,26 @@ def mirrors() -> list[Mirror]:
 
     add(k, "workload", "lib.serving.capacity.Workload", workload, source="lib.serving.capacity.capacity")
 
+    def written_percentile(c: Call, rng: random.Random) -> Call:
+        """A recorded capacity call's percentile as the page's field may hold it: as a percent where it is a
+        whole odd number of percent (0.99 as 99), else as the fraction (0.9, 0.5), so both readings have cases."""
+        from lib.serving.capacity import percentile_fraction
+
+        q = c.bound["percentile"]
+        written = 100 * q if round(100 * q) % 2 else q
+        again = Call(percentile_fraction, (written, "percentile"), {})
+        again.result = percentile_fraction(written, "percentile")
+        return again
+
+    add(
+        k,
+        "percentileFraction",
+        "lib.serving.capacity.percentile_fraction",
+        lambda c, o: (list(c.args), c.result),
+        source="lib.serving.capacity.capacity",
+        prepare=written_percentile,
+    )
+
     def replica_js(r: Any, o: Objects, full: bool = True) -> dict | None:
         w = r.workload
         if not r.prefill or np.size(w.prompts) != 1 or np.size(w.outputs) != 1:

@@ -230,6 +230,7 @@ def planner_data() -> dict:
             "plan_defaults": _defaults(serving.plan, PLAN_DEFAULTS),
             "frontier_batches": list(_defaults(serving.frontier, ("batches",))["batches"]),
             "size_defaults": _defaults(serving.size, ("max_devices",)),
+            "max_devices": serving.layout.MAX_DEVICES,
             "quantization": serving.command.QUANTIZATION,
             "all2all_backend": serving.command.ALL2ALL_BACKEND,
         },

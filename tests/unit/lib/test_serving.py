@@ -1,8 +1,14 @@
-"""Tests for the package lib.serving (__main__.py): the command line sizes and reads a config.json."""
+"""Tests for the package lib.serving (__main__.py): the command line sizes, reads a config.json and refuses bad input
+in one line, with the planner page's conventions (percentile, device cap, max batch, expert-parallel default)."""
 
 from __future__ import annotations
 
+import inspect
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from serving_support import QWEN25_32B
@@ -10,6 +16,9 @@ from serving_support import QWEN25_32B
 from lib import serving
 from lib.transformer import PRESETS
 from lib.units import ms
+from tools.sphinx import planner_data
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.slow
@@ -36,3 +45,95 @@ def test_the_command_line_reads_a_config_and_prints_the_deploy_line(tmp_path, ca
     assert serving.parse_vllm_command(line)["model"] == "Qwen2.5-32B-Instruct"
     main(["--model", "llama-3-70b", "--weight-format", "fp8", "--rate", "10", "--ttft-ms", "1000", "--tpot-ms", "50"])
     assert "requests/s" in capsys.readouterr().out
+
+
+def _bad_inputs(tmp: Path) -> list[tuple[list[str], list[str]]]:
+    """Bad command lines and the words their one error line must hold: the option and the value given."""
+    bad_json = tmp / "bad" / "config.json"
+    bad_json.parent.mkdir()
+    bad_json.write_text("{not json")
+    missing = tmp / "absent" / "config.json"
+    return [
+        (["--devices", "abc"], ["--devices", "'abc'"]),
+        (["--devices", "0"], ["--devices", "0"]),
+        (["--devices", "100000"], ["--devices must be at most 4096 (the planner's cap), got 100000"]),
+        (["--devices", "12"], ["devices", "12"]),  # lib's own ValueError: 12 devices do not fill servers of 8
+        (["--max-devices", "5000", "--rate", "3"], ["--max-devices", "5000"]),
+        (["--config", str(missing)], ["--config", str(missing)]),
+        (["--config", str(bad_json)], ["--config", str(bad_json), "JSON"]),
+        (["--model", "llama-9-900b"], ["--model", "'llama-9-900b'"]),
+        (["--device", "h999"], ["--device", "'h999'"]),
+        (["--weight-format", "fp3"], ["--weight-format", "'fp3'"]),
+        (["--prompt", "0"], ["--prompt", "0"]),
+        (["--output", "-5"], ["--output", "-5"]),
+        (["--batch", "2.5"], ["--batch", "'2.5'"]),
+        (["--rate", "-1"], ["--rate", "-1"]),
+        (["--ttft-ms", "0"], ["--ttft-ms", "0"]),
+        (["--tpot-ms", "nan"], ["--tpot-ms", "nan"]),
+        (["--percentile", "100"], ["--percentile", "100"]),
+        (["--percentile", "-0.5"], ["--percentile", "-0.5"]),
+        (["--prefix-hit-rate", "1"], ["--prefix-hit-rate", "1"]),
+        (["--max-num-seqs", "0"], ["--max-num-seqs", "0"]),
+        (["--speculate", "1.5", "3"], ["--speculate ALPHA", "1.5"]),
+        (["--disaggregate", "--ttft-ms", "100"], ["--disaggregate", "--tpot-ms"]),
+    ]
+
+
+@pytest.mark.slow
+def test_every_bad_input_is_one_line_naming_the_option_and_the_value(tmp_path):
+    cases = _bad_inputs(tmp_path)
+    assert len({tuple(argv) for argv, _ in cases}) >= 20
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "lib.serving", *argv],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for argv, _ in cases
+    ]
+    for (argv, words), run in zip(cases, runs):
+        _, err = run.communicate(timeout=120)
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert run.returncode == 2, (argv, run.returncode, err)
+        assert len(lines) == 1 and len(err.splitlines()) == 1, (argv, err)
+        assert "Traceback" not in err and lines[0].startswith("error: "), (argv, err)
+        assert all(word in lines[0] for word in words), (argv, lines[0], words)
+
+
+def test_the_percentile_is_read_as_a_fraction_or_a_percent(capsys):
+    from lib.serving.__main__ import main
+
+    common = ["--model", "llama-3-8b", "--devices", "1", "--batch", "8", "--ttft-ms", "200", "--tpot-ms", "20"]
+    outputs = {}
+    for written in ("0.9", "90", "0.5"):
+        main([*common, "--percentile", written])
+        outputs[written] = capsys.readouterr().out
+    assert outputs["0.9"] == outputs["90"]
+    assert outputs["0.5"] != outputs["90"]  # the median's capacity is higher: the column must move
+
+
+def test_the_expert_parallel_default_is_plans_and_the_pages():
+    from lib.serving.__main__ import EXPERT_PARALLEL, _parser
+
+    page = planner_data.planner_data()["serving"]["plan_defaults"]["expert_parallel"]
+    assert EXPERT_PARALLEL[_parser().parse_args([]).expert_parallel] is page
+    assert page is inspect.signature(serving.plan).parameters["expert_parallel"].default
+
+
+def test_the_max_batch_column_counts_every_replica(capsys):
+    from lib.serving.__main__ import main
+
+    main(["--model", "llama-3-8b", "--devices", "4", "--batch", "8"])
+    lines = capsys.readouterr().out.splitlines()
+    header = next(line for line in lines if "max batch" in line)
+    assert "max batch (all dp)" in header
+    rows = {row.name: row for row in serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 4, 8, 1024, 256)}
+    shown = {line.split()[0]: int(line.split()[3]) for line in lines if line.split() and line.split()[0] in rows}
+    assert shown.keys() == rows.keys()
+    # tp1-pp1-dp4 holds four replicas of what tp1-pp1-dp1 of one device holds; the column says the four
+    one = serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 8, 1024, 256)[0]
+    assert shown["tp1-pp1-dp4"] == 4 * one.max_batch > 0

@@ -231,3 +231,17 @@ def test_capacity_refuses_requests_past_the_models_context():
     with pytest.raises(ValueError, match="= 4097 exceeds Llama-2 7B's context of 4096 tokens"):
         serving.capacity(config, "h100-sxm", Layout(1, 1, 1), [1000, 3841], [256, 256])
     assert serving.capacity(config, "h100-sxm", Layout(1, 1, 1), [1000, 3840], [256, 256]).rate > 0
+
+
+@pytest.mark.parametrize(
+    "written, fraction",
+    [(0.9, 0.9), (90, 0.9), (0.5, 0.5), (50, 0.5), (99, 0.99), (0.999, 0.999), (99.9, 0.999), (1, 0.01)],
+)
+def test_a_percentile_is_read_as_a_fraction_below_1_and_a_percent_from_1(written, fraction):
+    assert serving.percentile_fraction(written) == pytest.approx(fraction, rel=1e-12)
+
+
+@pytest.mark.parametrize("written", [0, 100, 150, -0.5, -90, float("nan"), float("inf"), "p90", [0.5, 0.9]])
+def test_a_percentile_outside_both_readings_is_refused_naming_it(written):
+    with pytest.raises(ValueError, match="^--percentile must"):
+        serving.percentile_fraction(written, "--percentile")

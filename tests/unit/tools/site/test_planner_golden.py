@@ -87,6 +87,7 @@ PYTHON_ONLY = {
     "lib.serving.layout.Layout.devices": "tp * pp * dp, inlined",
     "lib.serving.layout.Cluster.node": "an integer division, inlined in hopLinks",
     "lib.serving.layout.check_layout": "its rules are inlined in layouts (tpAllowed)",
+    "lib.serving.layout.check_devices": "planner.js's field rules apply its cap (planner_data's max_devices)",
     "lib.serving.memory.kv_cache_bytes": "chapter 7's cache size, not a planner column",
     "lib.serving.memory.weight_bytes_per_device": "the largest of stageWeightBytes, inlined in budget",
     "lib.serving.memory.MemoryFit.total": "part of memoryFit's result",

@@ -83,6 +83,7 @@ def test_nccl_constants_and_planner_defaults():
     )
     assert data["serving"]["activation_bytes"] == serving.ACTIVATION_BYTES
     assert data["serving"]["prefill_lumps"] == serving.step._LUMPS
+    assert data["serving"]["max_devices"] == serving.layout.MAX_DEVICES == 4096  # the page's cap, from lib
 
 
 def test_engine_defaults_constants_and_formats():
