@@ -455,21 +455,123 @@
       });
     }
 
-    // lib.serving.command.vllm_command for a row (attention-DP: the group's devices are data-parallel ranks,
-    // the line one group's). A model without a Hugging Face id (a custom one) gets a placeholder.
-    function vllmCommand(s, row) {
-      var e = s.engine, quantization = D.serving.quantization[e.weight_format];
-      var words = ["vllm", "serve", s.config.hf_id || "YOUR-ORG/YOUR-MODEL", "--tensor-parallel-size",
-        row.attentionDp ? 1 : row.tp, "--pipeline-parallel-size", row.pp, "--data-parallel-size",
-        row.attentionDp ? row.tp : row.dp];
+    // lib.serving.command for a layout ({tp, pp, dp, ep, adp}): the vLLM (vllm_command) and SGLang (sglang_command)
+    // lines, the copies to run behind a load balancer and the note; or {error} past the model's context. A model
+    // without a Hugging Face id (a custom one) gets a placeholder.
+    function checkpoint(model, weights) {  // lib.serving.command.quantized_checkpoint
+      var suffix = D.serving.checkpoint_suffix[weights];
+      return suffix ? "YOUR-ORG/" + model.replace(/\/+$/, "").split("/").pop() + "-" + suffix : model;
+    }
+    function placement(l, perNode, shared) {  // lib.serving.command._placement
+      var group = l.tp * l.pp;
+      if (group > perNode) {
+        var servers = Math.ceil(group / perNode);
+        if (group % servers) { return { error: "layout " + Model.layoutName(l) + " does not split evenly over " + servers + " servers" }; }
+        return { lineDp: 1, servers: servers, copies: l.dp, why: "each copy on its own servers" };
+      }
+      if (l.adp) { return { lineDp: 1, servers: 1, copies: l.dp, why: "each attention-data-parallel group is one engine" }; }
+      if (!shared) { return { lineDp: 1, servers: 1, copies: l.dp, why: "" }; }
+      var fit = 1;
+      for (var k = 1; k <= l.dp; k++) { if (l.dp % k === 0 && k * group <= perNode) { fit = k; } }
+      return { lineDp: fit, servers: 1, copies: l.dp / fit, why: "one server's replicas per copy" };
+    }
+    function commandNote(place, e, model, reason, name) {  // lib.serving.command._note
+      var parts = [], head = D.serving.head_address;
+      if (place.copies > 1) {
+        parts.push("Run " + place.copies + " copies of " + (place.servers > 1 ? "these lines" : "this line") +
+          ", each on its own devices, behind a load balancer (" + (reason || place.why) + ").");
+      }
+      if (place.servers > 1) {
+        parts.push("One copy spans " + place.servers + " servers: run line R on server R, with " + head +
+          " the address of server 0.");
+      }
+      if (D.serving.checkpoint_suffix[e.weight_format]) {
+        parts.push(e.weight_format.toUpperCase() + " weights need a quantized checkpoint of " + model +
+          " (GPTQ or AWQ, W" + e.weight_format.slice(3) + "A16) in place of " + checkpoint(model, e.weight_format) +
+          "; " + name + " reads the method from its quantization_config and picks the kernel (Marlin).");
+      }
+      return parts.join(" ");
+    }
+    function deployment(engineName, lines, copies, note) {  // lib.serving.command.Deployment and its text
+      var out = [];
+      lines.forEach(function (line, rank) {
+        if (lines.length > 1) { out.push("# server " + rank + " of " + lines.length); }
+        out.push(line);
+      });
+      if (note) { out.push("# " + note); }
+      return { engine: engineName, version: D.serving.engine_versions[engineName], lines: lines, copies: copies,
+        note: note, text: out.join("\n") };
+    }
+    function contextError(s) {  // lib.serving.command._check_context
+      var length = s.promptTokens + s.outputTokens, context = s.config.context_length || 0;
+      return context && length > context ? "max_model_len=" + length + " (the longest prompt plus output, in " +
+        "tokens) exceeds the model's context_length=" + context : null;
+    }
+    function vllmCommand(s, l) {
+      var e = s.engine, model = s.config.hf_id || "YOUR-ORG/YOUR-MODEL", quantization = D.serving.quantization[e.weight_format];
+      var moe = s.config.experts > 1, place = placement(l, s.cluster.devicesPerNode, !moe), error = contextError(s);
+      if (error || place.error) { return { error: error || place.error }; }
+      var base = ["vllm", "serve", checkpoint(model, e.weight_format), "--tensor-parallel-size", l.adp ? 1 : l.tp,
+        "--pipeline-parallel-size", l.pp, "--data-parallel-size", l.adp ? l.tp : place.lineDp];
+      if (quantization) { base.push("--quantization", quantization); }
+      base.push("--kv-cache-dtype", e.kv_format === "fp8" ? "fp8" : "auto", "--max-num-seqs", e.max_num_seqs,
+        "--max-num-batched-tokens", e.max_num_batched_tokens, "--gpu-memory-utilization", e.gpu_memory_utilization,
+        "--max-model-len", s.promptTokens + s.outputTokens);
+      if (l.ep) { base.push("--enable-expert-parallel"); }
+      if (l.adp) { base.push("--all2all-backend", D.serving.all2all_backend[e.expert_exchange]); }
+      if (!e.cuda_graphs) { base.push("--enforce-eager"); }
+      if (e.allreduce === "nccl") { base.push("--disable-custom-all-reduce"); }
+      var lines = [], head = D.serving.head_address;
+      for (var rank = 0; rank < place.servers; rank++) {
+        var words = base.slice();
+        if (place.servers > 1 && l.adp) {
+          if (l.tp % place.servers) { return { error: "layout " + Model.layoutName(l) + ": its data-parallel ranks do not split evenly over " + place.servers + " servers" }; }
+          var local = l.tp / place.servers;
+          words.push("--data-parallel-size-local", local);
+          if (rank) { words.push("--data-parallel-start-rank", rank * local); }
+          words.push("--data-parallel-address", head, "--data-parallel-rpc-port", D.serving.data_parallel_rpc_port);
+        } else if (place.servers > 1) {
+          words.push("--nnodes", place.servers, "--node-rank", rank, "--master-addr", head);
+        }
+        if (rank) { words.push("--headless"); }
+        lines.push(words.join(" "));
+      }
+      var reason = moe && !l.adp && l.dp > 1 && place.servers === 1 ? "vLLM's --data-parallel-size would make a " +
+        "mixture's expert layers one group across the replicas, with forward passes in step" : "";
+      return deployment("vllm", lines, place.copies, commandNote(place, e, model, reason, "vLLM"));
+    }
+    function sglangCommand(s, l) {
+      var e = s.engine, model = s.config.hf_id || "YOUR-ORG/YOUR-MODEL", quantization = D.serving.quantization[e.weight_format];
+      var place = placement(l, s.cluster.devicesPerNode, true), error = contextError(s), ranks = l.adp ? l.tp : 1;
+      if (error || place.error) { return { error: error || place.error }; }
+      var words = ["python", "-m", "sglang.launch_server", "--model-path", checkpoint(model, e.weight_format),
+        "--tp-size", l.tp, "--pp-size", l.pp, "--dp-size", l.adp ? l.tp : place.lineDp];
+      if (l.adp) { words.push("--enable-dp-attention"); }
+      if (l.ep) { words.push("--ep-size", l.tp); }
+      if (l.adp) { words.push("--moe-a2a-backend", D.serving.moe_a2a_backend[e.expert_exchange]); }
       if (quantization) { words.push("--quantization", quantization); }
-      words.push("--kv-cache-dtype", e.kv_format === "fp8" ? "fp8" : "auto", "--max-num-seqs", e.max_num_seqs,
-        "--max-num-batched-tokens", e.max_num_batched_tokens, "--gpu-memory-utilization", e.gpu_memory_utilization);
-      if (row.expertParallel) { words.push("--enable-expert-parallel"); }
-      if (row.attentionDp) { words.push("--all2all-backend", D.serving.all2all_backend[e.expert_exchange]); }
-      if (!e.cuda_graphs) { words.push("--enforce-eager"); }
+      words.push("--kv-cache-dtype", D.serving.sglang_kv_cache_dtype[e.kv_format], "--max-running-requests",
+        e.max_num_seqs * ranks, "--chunked-prefill-size", e.max_num_batched_tokens * ranks, "--mem-fraction-static",
+        e.gpu_memory_utilization, "--context-length", s.promptTokens + s.outputTokens);
+      if (!e.cuda_graphs) { words.push("--disable-cuda-graph"); }
       if (e.allreduce === "nccl") { words.push("--disable-custom-all-reduce"); }
-      return words.join(" ");
+      var lines = [];
+      for (var rank = 0; rank < place.servers; rank++) {
+        var more = place.servers > 1 ? ["--nnodes", place.servers, "--node-rank", rank, "--dist-init-addr",
+          D.serving.head_address + ":" + D.serving.dist_init_port] : [];
+        lines.push(words.concat(more).join(" "));
+      }
+      return deployment("sglang", lines, place.copies, commandNote(place, e, model, "", "SGLang"));
+    }
+    function rowLayout(row) { return { tp: row.tp, pp: row.pp, dp: row.dp, ep: row.expertParallel, adp: row.attentionDp }; }
+    /* Both engines' lines for a layout into #pl-command and #pl-command-sglang, or `none` when there is none. */
+    function showCommands(s, layout, none) {
+      [["pl-command", vllmCommand], ["pl-command-sglang", sglangCommand]].forEach(function (pair) {
+        var element = document.getElementById(pair[0]);
+        if (!element) { return; }
+        var got = layout ? pair[1](s, layout) : null;
+        element.textContent = !got ? none : got.error ? "No line: " + got.error + "." : got.text;
+      });
     }
 
     // The device map (planner-map.js, lib.diagrams.device_map_data) of one row's layout.
@@ -488,18 +590,18 @@
       params.setAttribute("data-value", config ? String(count) : "");
     }
 
-    /* lib.serving.size for the rate (python -m lib.serving --rate), in the command line's words. */
+    /* lib.serving.size for the rate (python -m lib.serving --rate), in the command line's words; the answer, or null. */
     function showSizing(s) {
       var out = document.getElementById("pl-sizing");
       out.hidden = !s || s.rate === null;
       var got = out.hidden ? null : window.PlannerSizing.size(s, s.rate, s.maxDevices);
       ["layout", "devices", "rate", "replica-rate", "binding"].forEach(function (k) { out.removeAttribute("data-" + k); });
-      if (out.hidden) { out.textContent = ""; return; }
+      if (out.hidden) { out.textContent = ""; return null; }
       var within = s.ttftLimit !== null || s.tpotLimit !== null ? " within the targets" : "";
       if (!got) {
         out.textContent = "Sizing: no layout of at most " + s.maxDevices + " × " + s.device.name + " carries " +
           short(s.rate) + " requests per second" + within + ".";
-        return;
+        return null;
       }
       var values = { layout: got.name, devices: got.devices, rate: got.capacity.rate, "replica-rate": got.replica.rate,
         binding: got.replica.binding };
@@ -508,6 +610,7 @@
         s.device.name + " as " + got.name + ": " + got.layout.dp + (got.layout.dp === 1 ? " replica" : " replicas") +
         " of " + short(got.replica.rate) + " requests/s each, " + short(got.capacity.rate) + " in all (binding: " +
         got.replica.binding + ").";
+      return got;
     }
 
     /* The table as it shows: its columns (data-output) and rows, each cell at full precision (data-value) or as
@@ -687,6 +790,7 @@
         last = null;
         showParams(null);
         showSizing(null);
+        showCommands(null, null, "");
         exportable(false);
         drawChart(svg, caption, null, null);
         renderFront([]);
@@ -695,14 +799,16 @@
       var s = got.s;
       showDeviceDefaults(s.device);
       showParams(s.config);
-      showSizing(s);
+      var sized = showSizing(s);
       var rows = plan(s), chosen = best(rows);
       var result = { rows: rows, best: chosen, frontier: frontier(s) };
       renderRows(s, rows, chosen);
       exportable(rows.length > 0);
       drawMap(s, chosen || rows[0]);
-      document.getElementById("pl-command").textContent = chosen ? vllmCommand(s, chosen)
-        : "No row fits and meets the targets: no line to deploy.";
+      document.getElementById("pl-command-label-text").textContent = s.rate === null ? "The best row" : "The sized layout";
+      showCommands(s, s.rate === null ? (chosen ? rowLayout(chosen) : null) : (sized ? sized.layout : null),
+        s.rate === null ? "No row fits and meets the targets: no line to deploy."
+          : "No layout carries the rate: no line to deploy.");
       summary.textContent = describeBest(s, rows, chosen);
       last = { s: s, result: result };
       drawChart(svg, caption, s, result);

@@ -9,7 +9,7 @@ Introduced in chapter 7 (serving many users). One module per topic, all re-expor
 * :mod:`lib.serving.step`: a steady-state step (decode with its share of prefill) and a prefill;
 * :mod:`lib.serving.capacity`: the highest request rate a layout carries within TTFT and TPOT targets;
 * :mod:`lib.serving.sizing`: the fewest devices that carry a request rate, or the most a cluster carries;
-* :mod:`lib.serving.command`: the ``vllm serve`` line that deploys a layout;
+* :mod:`lib.serving.command`: the ``vllm serve`` and SGLang lines that deploy a layout;
 * :mod:`lib.serving.engine_flags`: each engine's server flags at a named release, and a check of a command line;
 * :mod:`lib.serving.speculative`: speculative decoding, its speed-up and where it vanishes;
 * :mod:`lib.serving.disagg`: prefill and decode on separate pools, the KV transfer between them;
@@ -23,7 +23,7 @@ Introduced in chapter 7 (serving many users). One module per topic, all re-expor
 """
 
 from lib.serving.capacity import BINDINGS, Capacity, Load, Workload, capacity, percentile_fraction, replica_load
-from lib.serving.command import parse_vllm_command, vllm_command
+from lib.serving.command import Deployment, parse_sglang_command, parse_vllm_command, sglang_command, vllm_command
 from lib.serving.disagg import Disaggregated, KVTransfer, balance, disaggregate, kv_transfer
 from lib.serving.engine import Engine, configure, scheduler_limits
 from lib.serving.engine_flags import check_command, flag_table
@@ -77,8 +77,11 @@ __all__ = [
     "SpeculativeStep",
     "speculative_step",
     "break_even_batch",
+    "Deployment",
     "vllm_command",
+    "sglang_command",
     "parse_vllm_command",
+    "parse_sglang_command",
     "flag_table",
     "check_command",
     "Sizing",

@@ -13,8 +13,8 @@ Usage (``python -m lib.serving --help``)::
 
 With latency targets every row shows the highest request rate the layout
 carries within them (capacity) and what binds it, and the best row's
-``vllm serve`` line is printed. With ``--rate`` the fewest devices that carry
-that rate are found instead. A mixture of experts lists its tensor-parallel
+``vllm serve`` and SGLang ``launch_server`` lines are printed. With ``--rate`` the fewest devices that
+carry that rate are found instead. A mixture of experts lists its tensor-parallel
 layouts only, as :func:`lib.serving.plan` and the planner page do by default;
 ``--expert-parallel all`` adds the expert-parallel and
 attention-data-parallel ones.
@@ -42,7 +42,7 @@ from lib.collectives import ALLREDUCE_CHOICES
 from lib.formats import KV_FORMATS, WEIGHT_FORMATS
 from lib.hardware import DEVICES
 from lib.serving.capacity import percentile_fraction
-from lib.serving.command import vllm_command
+from lib.serving.command import sglang_command, vllm_command
 from lib.serving.disagg import disaggregate
 from lib.serving.engine import EXPERT_EXCHANGES, configure
 from lib.serving.layout import MAX_DEVICES, Cluster, check_devices
@@ -257,7 +257,7 @@ def _sizing(args, config, model_id: str, engine: dict, targets: dict, resolved) 
         f"{DEVICES[args.device].name} as {plan_.layout.name} ({plan_.layout.dp} replicas of "
         f"{plan_.replica.rate:.2f} requests/s each; binding: {plan_.replica.binding})"
     )
-    print(vllm_command(model_id, plan_.layout, resolved))
+    _print_commands(args, config, model_id, plan_.layout, resolved)
 
 
 def _disaggregated(args, config, engine: dict, targets: dict) -> None:
@@ -363,9 +363,18 @@ def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -
             f"{more}  {row.reason}{mark}"
         )
     if chosen is not None:
-        print(vllm_command(model_id, chosen.layout, resolved))
-        if chosen.attention_dp and chosen.dp > 1:
-            print(f"(one line per group of {chosen.tp} devices: run it {chosen.dp} times behind a load balancer)")
+        _print_commands(args, config, model_id, chosen.layout, resolved)
+
+
+def _print_commands(args, config, model_id: str, layout, resolved) -> None:
+    """The vLLM and SGLang lines (and their notes) that deploy ``layout`` for requests of prompt + output tokens."""
+    length, context = args.prompt + args.output, getattr(config, "context_length", 0)
+    print(
+        vllm_command(
+            model_id, layout, resolved, length, context_length=context, mixture_of_experts=config.experts > 1
+        ).text
+    )
+    print(sglang_command(model_id, layout, resolved, length, context_length=context).text)
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ from typing import Any
 
 from lib import _checks
 from lib.collectives.engine import ALLREDUCE_CHOICES
-from lib.formats import compute_peak, kv_bytes
+from lib.formats import kv_bytes
 from lib.formats import weight_format as lookup_format
 from lib.hardware import DEVICES, Device
 from lib.hardware import device as lookup_device

@@ -1,4 +1,4 @@
-"""The planner's deploy line (book/planner.md) against ``lib.serving.vllm_command`` for the page's best row."""
+"""The planner's deploy lines (book/planner.md) against ``lib.serving.vllm_command`` and ``sglang_command``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from site_support import open_page, query
 from test_planner_map import layout_of
 
 from lib.serving import configure
-from lib.serving.command import parse_vllm_command, vllm_command
+from lib.serving.command import parse_vllm_command, sglang_command, vllm_command
 from lib.transformer import PRESETS
 
 pytestmark = pytest.mark.browser
@@ -41,15 +41,16 @@ def test_the_deploy_line_is_libs_for_the_best_row(context, base_url, extra, engi
     page.wait_for_selector('tr[data-best="true"]')
     best = page.get_attribute('tr[data-best="true"]', "data-layout")
     shown = page.inner_text("#pl-command").strip()
-    expected = vllm_command(PRESETS[BASE["model"]].hf_id, layout_of(best), configure(BASE["device"], **engine))
-    assert shown == expected
-    flags = parse_vllm_command(shown)
+    length = int(BASE["prompt_tokens"]) + int(BASE["output_tokens"])
+    expected = vllm_command(PRESETS[BASE["model"]].hf_id, layout_of(best), configure(BASE["device"], **engine), length)
+    assert shown == expected.text
+    sglang = sglang_command(PRESETS[BASE["model"]].hf_id, layout_of(best), configure(BASE["device"], **engine), length)
+    assert page.inner_text("#pl-command-sglang").strip() == sglang.text
+    flags = parse_vllm_command(expected.lines[0])
     layout = layout_of(best)
-    assert (flags["tensor-parallel-size"], flags["pipeline-parallel-size"], flags["data-parallel-size"]) == (
-        str(layout.tp),
-        str(layout.pp),
-        str(layout.dp),
-    )
+    assert (flags["tensor-parallel-size"], flags["pipeline-parallel-size"]) == (str(layout.tp), str(layout.pp))
+    assert int(flags["data-parallel-size"]) * expected.copies == layout.dp
+    assert flags["max-model-len"] == str(length)
     assert flags.get("quantization") == ("fp8" if engine.get("weight_format") == "fp8" else None)
     assert flags["kv-cache-dtype"] == ("fp8" if engine.get("kv_format") == "fp8" else "auto")
     assert not visit.page_errors, visit.page_errors

@@ -81,8 +81,15 @@ def test_chapter_12_deepseek_on_two_servers_of_h200(tab):  # noqa: F811 (tab: th
     assert chosen.name in summary and f"before the {chosen.binding} binds" in summary, summary
     assert "(attention data-parallel and experts over 8 × pipeline 1 × data 2)" in summary, summary
     command = page.inner_text("#pl-command").strip()
-    assert command == vllm_command(
-        PRESETS["deepseek-v3"].hf_id, layout_of(chosen.name), configure("h200", weight_format="fp8")
+    assert (
+        command
+        == vllm_command(
+            PRESETS["deepseek-v3"].hf_id,
+            layout_of(chosen.name),
+            configure("h200", weight_format="fp8"),
+            int(CHAPTER_12["prompt_tokens"]) + int(CHAPTER_12["output_tokens"]),
+            mixture_of_experts=True,
+        ).text
     )
     shown = json.loads(page.get_attribute("#pl-map", "data-map"))
     assert shown["layout"] == chosen.name

@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from lib.serving import Layout, vllm_command
-from lib.serving.command import ALL2ALL_BACKEND, QUANTIZATION
+from lib.serving import Layout, sglang_command, vllm_command
+from lib.serving.command import ALL2ALL_BACKEND, MOE_A2A_BACKEND, QUANTIZATION, SGLANG_KV_CACHE_DTYPE
 from lib.serving.engine import EXPERT_EXCHANGES, configure
 from lib.serving.engine_flags import ENGINE_VERSIONS, check_command, flag_table
 
@@ -38,11 +38,13 @@ def test_the_tables_name_their_release_and_wheel():
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=repr)
-def test_every_line_vllm_command_writes_passes_the_committed_table(layout):
+def test_every_line_the_commands_write_passes_the_committed_table(layout):
     for options in ENGINES:
         for device in ("h100-sxm", "h200", "a100-80gb"):
-            line = vllm_command("org/model", layout, configure(device, **options))
-            assert check_command(line, "vllm") == [], line
+            for command in (vllm_command, sglang_command):
+                deployment = command("org/model", layout, configure(device, **options), 4096)
+                for line in deployment.lines:
+                    assert check_command(line, deployment.engine) == [], line
 
 
 def test_the_values_command_emits_are_the_tables():
@@ -51,6 +53,11 @@ def test_the_values_command_emits_are_the_tables():
         assert value in flags["--quantization"]["known_values"]
     for value in ALL2ALL_BACKEND.values():
         assert value in flags["--all2all-backend"]["choices"]
+    sglang = flag_table("sglang")["flags"]
+    for value in filter(None, QUANTIZATION.values()):
+        assert value in sglang["--quantization"]["choices"]
+    assert set(MOE_A2A_BACKEND.values()) <= set(sglang["--moe-a2a-backend"]["choices"])
+    assert set(SGLANG_KV_CACHE_DTYPE.values()) <= set(sglang["--kv-cache-dtype"]["choices"])
     assert {"auto", "fp8"} <= set(flags["--kv-cache-dtype"]["known_values"])
     for name in ("--enable-expert-parallel", "--enforce-eager", "--disable-custom-all-reduce"):
         assert flags[name]["takes_value"] is False

@@ -168,6 +168,8 @@ def test_what_attention_data_parallel_layouts_need():
     assert data["engine"]["defaults"]["expert_exchange"] == serving.Engine().expert_exchange
     assert data["serving"]["all2all_backend"] == serving.command.ALL2ALL_BACKEND
     assert data["serving"]["quantization"] == serving.command.QUANTIZATION
+    assert data["serving"]["moe_a2a_backend"] == serving.command.MOE_A2A_BACKEND
+    assert data["serving"]["engine_versions"] == serving.engine_flags.ENGINE_VERSIONS
 
 
 def test_tuning_constants_is_a_copy():
