@@ -67,7 +67,6 @@ __all__ = [
     "FAST_LINK",
     "SLOW_LINK",
     "device",
-    "slug_of",
     "link",
 ]
 
@@ -427,19 +426,6 @@ def device(slug: str | Device) -> Device:
     ValueError: device must be one of ['a100-40gb', 'a100-80gb', 'a10g', 'b200', 'h100-pcie', 'h100-sxm', 'h200', 'l4', 'l40s'], got 'h300'
     """
     return slug if isinstance(slug, Device) else _lookup(DEVICES, "device", slug)
-
-
-def slug_of(named: str | Device) -> str:
-    """The key of the device ``named`` in :data:`DEVICES` (a slug passes through once checked).
-
-    >>> slug_of(DEVICES["h200"]), slug_of("l4")
-    ('h200', 'l4')
-    """
-    dev = device(named)
-    for key, value in DEVICES.items():
-        if value == dev:
-            return key
-    raise ValueError(f"device must be one of the catalogue's {sorted(DEVICES)}, got {dev.name!r}")
 
 
 def link(slug: str | Link) -> Link:

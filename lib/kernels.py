@@ -67,9 +67,18 @@ import numpy as np
 
 from lib._checks import count, result
 from lib.formats import WEIGHT_FORMATS, compute_peak, weight_format
-from lib.hardware import DEVICES
+from lib.hardware import DEVICES, Device
 
-__all__ = ["GemmSource", "NEIGHBOURS", "DATA_FILE", "gemm_rows", "gemm_source", "gemm_efficiency", "gemm_flops"]
+__all__ = [
+    "GemmSource",
+    "NEIGHBOURS",
+    "OUTSIDE_CATALOGUE",
+    "DATA_FILE",
+    "gemm_rows",
+    "gemm_source",
+    "gemm_efficiency",
+    "gemm_flops",
+]
 
 #: A device without measurements of its own borrows the efficiencies of the first device listed here that has them.
 NEIGHBOURS: dict[str, tuple[str, str]] = {
@@ -95,6 +104,10 @@ NEIGHBOURS: dict[str, tuple[str, str]] = {
     ),
     "a10g": ("a100-80gb", "an Ampere part (GA102): the A100's fractions of peak"),
 }
+
+#: The device whose efficiencies a device outside the catalogue borrows, and why.
+OUTSIDE_CATALOGUE = "h100-sxm"
+OUTSIDE_REASON = "the H100 SXM's fractions of peak (the part with the most measurements) stand in, at its own peak"
 
 #: The architecture grid that shapes the interpolation of a non-grid table, by the table's device.
 _SHAPE_GRID = {"b200": ("b200", "bf16")}
@@ -123,7 +136,7 @@ class GemmSource:
     Attributes
     ----------
     device, fmt : str
-        What was asked for.
+        What was asked for (a device outside the catalogue by its name).
     table_device, table_format : str
         The device and arithmetic (``"bf16"`` or ``"fp8"``) whose table is used.
     rule : str
@@ -236,14 +249,21 @@ def _efficiency(device: str, compute: str, m, n, k) -> np.ndarray:
     return np.minimum(ceiling, best)
 
 
-def _compute(device: str, fmt: str) -> tuple[str, str]:
+def _catalogued(device: str | Device) -> tuple[Device, str | None]:
+    """``device`` as a :class:`~lib.hardware.Device` and its catalogue key (``None`` for a device of its own)."""
+    if isinstance(device, Device):
+        return device, next((key for key, value in DEVICES.items() if value == device), None)
+    if not isinstance(device, str) or device not in DEVICES:
+        raise ValueError(f"device must be one of {sorted(DEVICES)} or a Device, got {device!r}")
+    return DEVICES[device], device
+
+
+def _compute(device: Device, fmt: str) -> tuple[str, str]:
     """The arithmetic a product of weights in ``fmt`` runs in on ``device``, and a note when it is not ``fmt``."""
     if not isinstance(fmt, str) or fmt not in WEIGHT_FORMATS:
         raise ValueError(f"fmt must be one of {sorted(WEIGHT_FORMATS)}, got {fmt!r}")
-    if not isinstance(device, str) or device not in DEVICES:
-        raise ValueError(f"device must be one of {sorted(DEVICES)}, got {device!r}")
     wanted = weight_format(fmt).compute
-    if wanted == "fp8" and DEVICES[device].fp8_flops > 0:
+    if wanted == "fp8" and device.fp8_flops > 0:
         return "fp8", ""
     if fmt == "fp8":
         return "bf16", "no FP8 tensor cores: W8A16 at the 16-bit peak, so the 16-bit table; "
@@ -255,26 +275,33 @@ def _compute(device: str, fmt: str) -> tuple[str, str]:
     return wanted, ""
 
 
-def gemm_source(device: str, fmt: str) -> GemmSource:
-    """Which table prices ``fmt`` on ``device``: its own, or the stand-in the module's rules choose.
+def gemm_source(device: str | Device, fmt: str) -> GemmSource:
+    """Which table prices ``fmt`` on ``device`` (a catalogue slug or a :class:`~lib.hardware.Device`): its own, or
+    the stand-in the module's rules choose.
 
     >>> s = gemm_source("h100-pcie", "int4")
     >>> s.table_device, s.table_format, s.rule, s.rows
     ('h100-sxm', 'bf16', 'grid', 125)
     >>> gemm_source("h100-sxm", "fp8").sources
     ('deepseek-ai/DeepGEMM@327ec92f6977e7fee022cb76a8f273b75483c3d8:README.md',)
+    >>> from dataclasses import replace
+    >>> gemm_source(replace(DEVICES["l4"], name="my part"), "bf16").table_device
+    'h100-sxm'
     >>> gemm_source("h100-sxm", "fp4")
     Traceback (most recent call last):
     ...
     ValueError: fmt must be one of ['bf16', 'fp8', 'int4', 'int8'], got 'fp4'
     """
-    _compute(device, fmt)  # validates before the cache sees the arguments
-    return _source(device, fmt)
+    dev, key = _catalogued(device)
+    compute, note = _compute(dev, fmt)
+    if key is None:
+        note += f"{dev.name!r} is not in the catalogue; {OUTSIDE_REASON}; "
+    return GemmSource(key or dev.name, fmt, *_source(key or OUTSIDE_CATALOGUE, compute, note))
 
 
 @functools.cache
-def _source(device: str, fmt: str) -> GemmSource:
-    compute, note = _compute(device, fmt)
+def _source(device: str, compute: str, note: str) -> tuple:
+    """``GemmSource``'s fields after ``device`` and ``fmt``, for a catalogue device and an arithmetic."""
     table_device, reason = device, note + "the device's own measurements"
     if _table(device, compute) is None:
         neighbour, why = NEIGHBOURS[device]
@@ -283,16 +310,17 @@ def _source(device: str, fmt: str) -> GemmSource:
             reason += f"; {neighbour} has no {compute} table either, so its 16-bit one"
             compute = "bf16"
     rule, sources, rows, _ = _table(table_device, compute)
-    return GemmSource(device, fmt, table_device, compute, rule, sources, rows, reason)
+    return table_device, compute, rule, sources, rows, reason
 
 
-def gemm_efficiency(device: str, fmt: str, m, n, k) -> float | np.ndarray:
+def gemm_efficiency(device: str | Device, fmt: str, m, n, k) -> float | np.ndarray:
     """Achieved fraction of ``compute_peak(device, fmt)`` for an ``m x k`` by ``k x n`` product (arrays broadcast).
 
     Parameters
     ----------
-    device : str
-        Slug in :data:`lib.hardware.DEVICES`.
+    device : str or Device
+        Slug in :data:`lib.hardware.DEVICES`, or a :class:`~lib.hardware.Device` (one outside the catalogue
+        borrows :data:`OUTSIDE_CATALOGUE`'s fractions).
     fmt : str
         Weight format in :data:`lib.formats.WEIGHT_FORMATS`.
     m, n, k : int or array of int
@@ -316,7 +344,7 @@ def gemm_efficiency(device: str, fmt: str, m, n, k) -> float | np.ndarray:
     return result(_efficiency(source.table_device, source.table_format, m, n, k))
 
 
-def gemm_flops(device: str, fmt: str, m, n, k) -> float | np.ndarray:
+def gemm_flops(device: str | Device, fmt: str, m, n, k) -> float | np.ndarray:
     """Achieved FLOP/s of an ``m x k`` by ``k x n`` matrix product (``2 m n k`` FLOP) in ``fmt`` on ``device``.
 
     The efficiency of :func:`gemm_efficiency` times :func:`lib.formats.compute_peak`; ``m``, ``n`` and ``k``

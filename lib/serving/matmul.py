@@ -50,6 +50,7 @@ import numpy as np
 
 from lib._checks import result
 from lib.formats import compute_peak
+from lib.hardware import Device
 from lib.kernels import gemm_flops
 from lib.serving.layout import Layout
 from lib.serving.memory import _per_device_layer
@@ -119,7 +120,9 @@ def layer_products(config: ModelConfig, layout: Layout) -> list[Product]:
     return products + routed
 
 
-def product_flops(device: str, fmt: str, rows: Any, n: float, k: float, efficiency: float | None = None) -> Any:
+def product_flops(
+    device: str | Device, fmt: str, rows: Any, n: float, k: float, efficiency: float | None = None
+) -> Any:
     """FLOP/s of ``rows`` tokens through an ``n x k`` weight: measured for the shape (:func:`lib.kernels.gemm_flops`,
     at least one whole row), or ``efficiency`` of the format's peak when one is given.
 
@@ -137,7 +140,7 @@ def product_flops(device: str, fmt: str, rows: Any, n: float, k: float, efficien
 def linear_compute_time(
     config: ModelConfig,
     layout: Layout,
-    device: str,
+    device: str | Device,
     fmt: str,
     attended: Any,
     expert_rows: Any,

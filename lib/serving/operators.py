@@ -41,7 +41,6 @@ from lib.collectives import best_collective_time
 from lib.collectives.engine import engine_allreduce
 from lib.experts import expert_imbalance
 from lib.formats import UNQUANTISED_BYTES
-from lib.hardware import slug_of
 from lib.serving.engine import DISPATCH_BYTES, EXPERT_EXCHANGES, Engine
 from lib.serving.layout import Cluster, Layout, check_layout, stage_layers
 from lib.serving.matmul import ATTENTION_EFFICIENCY, linear_compute_time, product_flops
@@ -266,7 +265,7 @@ def pass_work(
     rows = tokens * config.experts_per_token / config.experts * excess  # each expert's rows
     pairs = tokens * config.experts_per_token * (excess / tp if layout.expert_parallel else 1.0)
     linear_time = linear_compute_time(
-        config, layout, slug_of(device), engine.weight_format, attended, rows, pairs, engine.compute_efficiency
+        config, layout, device, engine.weight_format, attended, rows, pairs, engine.compute_efficiency
     )
     linear = Roofline(
         weights, 2 * layers * (attended * dense + tokens * routed), weights / bandwidth, layers * linear_time
@@ -288,7 +287,7 @@ def pass_work(
     head_params = (parts.head or parts.embedding) / vocab_split if last else 0.0
     heads_sampled = sampled_ * (own if layout.attention_dp else 1.0)
     head_bytes = np.where(sampled_ > 0, head_params * UNQUANTISED_BYTES, 0.0)
-    head_rate = product_flops(slug_of(device), "bf16", heads_sampled, head_params / config.hidden, config.hidden, flat)
+    head_rate = product_flops(device, "bf16", heads_sampled, head_params / config.hidden, config.hidden, flat)
     head_flops = 2 * heads_sampled * head_params
     head = Roofline(head_bytes, head_flops, head_bytes / bandwidth, head_flops / head_rate)
 

@@ -38,6 +38,7 @@ from lib.validation.allreduce import (
     scaled_link,
 )
 from lib.validation.calibrate import (
+    KERNEL_MODELS,
     ServingCalibration,
     calibrate_serving,
     fit_compute_efficiency,
@@ -160,6 +161,7 @@ __all__ = [
     "fit_compute_efficiency",
     "ServingCalibration",
     "calibrate_serving",
+    "KERNEL_MODELS",
     "Validation",
     "validate_decode",
     "validate_prefill",

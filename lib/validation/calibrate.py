@@ -7,11 +7,13 @@ reproduces the defaults of :mod:`lib.serving.engine` from rows of
 1. ``memory_efficiency`` is **measured**: BabelStream's copy rate on an
    A100-SXM4-40GB of Polaris over the datasheet's 1,555 GB/s
    (``stream_a100_40gb_polaris``).
-2. ``compute_efficiency`` is **fitted** on the *rise* of LMDeploy's TP 1
-   first-token latency from a 128- to a 2,048-token prompt (Llama-2 7B and
-   13B, A100-80G, batch 1, mean): both prompts are one prefill step, so the
-   fixed costs cancel in the difference and only the arithmetic is left
-   (:func:`fit_compute_efficiency`).
+2. The matrix products run at the throughput measured for their shape
+   (:mod:`lib.kernels`): nothing is fitted. The single-fraction model
+   (``kernels="single"``) instead **fits** ``compute_efficiency`` on the
+   *rise* of LMDeploy's TP 1 first-token latency from a 128- to a
+   2,048-token prompt (Llama-2 7B and 13B, A100-80G, batch 1, mean): both
+   prompts are one prefill step, so the fixed costs cancel in the difference
+   and only the arithmetic is left (:func:`fit_compute_efficiency`).
 3. ``layer_overhead`` is **fitted**, given both, on vLLM's TP 1 batch-1
    static batches of Argonne's LLM-Inference-Bench (:func:`fit_overhead`).
 
@@ -19,9 +21,12 @@ reproduces the defaults of :mod:`lib.serving.engine` from rows of
 all-reduce floor is NCCL's own constants and the engine kernels' fit to
 vLLM's benchmark (:mod:`lib.collectives.engine`).
 
->>> cal = calibrate_serving()
+>>> cal = calibrate_serving(kernels="single")
 >>> round(cal.memory_efficiency, 4), round(cal.compute_efficiency, 3), round(cal.layer_overhead * 1e6, 1)
 (0.9005, 0.752, 110.6)
+>>> cal = calibrate_serving()
+>>> cal.compute_efficiency is None, round(cal.layer_overhead * 1e6, 1)
+(True, 110.6)
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from lib.validation.splits import decode_role
 __all__ = [
     "STREAM_KERNEL",
     "SLOPE_PROMPTS",
+    "KERNEL_MODELS",
     "measured_memory_efficiency",
     "slope_pairs",
     "fit_compute_efficiency",
@@ -58,6 +64,9 @@ __all__ = [
 STREAM_KERNEL = "Copy"
 #: The prompt lengths whose first-token latencies give the compute efficiency.
 SLOPE_PROMPTS = (128, 2048)
+#: How the matrix products are priced: "measured" (the GEMM tables of :mod:`lib.kernels`, the engine's default) or
+#: "single" (one fitted fraction of the peak for every product, the book's earlier model).
+KERNEL_MODELS = ("measured", "single")
 
 
 def measured_memory_efficiency(rows: Sequence[dict] | None = None) -> float:
@@ -117,10 +126,11 @@ def fit_compute_efficiency(rows: Sequence[dict], memory_efficiency: float) -> fl
 
 @dataclass(frozen=True)
 class ServingCalibration:
-    """The three refitted constants, with the figures each came from (counts) and the fit's rms log error."""
+    """The refitted constants (``compute_efficiency`` ``None`` with measured kernels), with the figures each came
+    from (counts) and the fit's rms log error."""
 
     memory_efficiency: float
-    compute_efficiency: float
+    compute_efficiency: float | None
     layer_overhead: float
     slope_pairs: int
     overhead_rows: int
@@ -131,17 +141,28 @@ def _overhead_rows(rows: Sequence[dict]) -> list[dict]:
     return [r for r in rows if decode_role(r)[0] == "calibration"]
 
 
+def check_kernels(kernels: str) -> str:
+    """``kernels`` if it is one of :data:`KERNEL_MODELS`, else a ValueError naming it."""
+    if kernels not in KERNEL_MODELS:
+        raise ValueError(f"kernels must be one of {KERNEL_MODELS}, got {kernels!r}")
+    return kernels
+
+
 def calibrate_serving(
-    stream: Sequence[dict] | None = None, ttft: Sequence[dict] | None = None, batches: Sequence[dict] | None = None
+    stream: Sequence[dict] | None = None,
+    ttft: Sequence[dict] | None = None,
+    batches: Sequence[dict] | None = None,
+    kernels: str = "measured",
 ) -> ServingCalibration:
     """Refit the engine's defaults from ``data/published`` (each argument defaults to its file's rows).
 
     ``stream``: BabelStream rows; ``ttft``: LMDeploy's first-token rows;
-    ``batches``: Argonne's vLLM rows (only the TP 1 batch-1 ones enter the fit).
+    ``batches``: Argonne's vLLM rows (only the TP 1 batch-1 ones enter the fit);
+    ``kernels``: one of :data:`KERNEL_MODELS`.
     """
     em = measured_memory_efficiency(stream)
     ttft_rows = load_published("ttft_lmdeploy_a100") if ttft is None else ttft
-    ec = fit_compute_efficiency(ttft_rows, em)
+    ec = fit_compute_efficiency(ttft_rows, em) if check_kernels(kernels) == "single" else None
     rows = _overhead_rows(load_published("decode_argonne_vllm_a100") if batches is None else batches)
     if not rows:
         raise ValueError("batches must hold vLLM's TP 1 batch-1 rows")

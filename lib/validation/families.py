@@ -10,8 +10,14 @@ calibration) and the fitted constants by name. Removing every held-out row
 from the input leaves the constants unchanged (``tests/unit/lib/validation/test_validation.py``
 checks it).
 
+Each takes ``kernels`` (:data:`lib.validation.calibrate.KERNEL_MODELS`):
+``"measured"`` prices the matrix products by the GEMM tables, ``"single"``
+by one compute efficiency fitted on the prefill family's calibration rows.
+
 >>> v = validate_prefill()
 >>> sorted(v.constants)
+['layer_overhead.LMDeploy']
+>>> sorted(validate_prefill(kernels="single").constants)
 ['compute_efficiency', 'layer_overhead.LMDeploy']
 >>> {r["role"] for r in v.records if r["tp"] > 1} == {"held-out", "unscored"}
 True
@@ -27,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from lib.measure.stats import relative_error
-from lib.validation.calibrate import calibrate_serving, fit_compute_efficiency
+from lib.validation.calibrate import calibrate_serving, check_kernels, fit_compute_efficiency
 from lib.validation.fitting import fit_overhead
 from lib.validation.predict import measured, predict_row
 from lib.validation.published import load_published
@@ -106,9 +112,9 @@ def _fit(rows: Sequence[dict], name: str, **fixed: Any) -> float:
     return fit_overhead(lambda o: np.array([predict_row(r, **fixed, **{name: o}) for r in rows]), values)
 
 
-@lru_cache(maxsize=1)
-def _defaults() -> tuple[float, float, float]:
-    cal = calibrate_serving()
+@lru_cache(maxsize=2)
+def _defaults(kernels: str) -> tuple[float, float | None, float]:
+    cal = calibrate_serving(kernels=kernels)
     return cal.memory_efficiency, cal.compute_efficiency, cal.layer_overhead
 
 
@@ -119,13 +125,13 @@ def _by_engine(rows: Sequence[dict]) -> dict[str, list[dict]]:
     return groups
 
 
-def validate_decode(rows: Sequence[dict] | None = None) -> Validation:
+def validate_decode(rows: Sequence[dict] | None = None, kernels: str = "measured") -> Validation:
     """The decode split: each engine's cost per layer fitted on its TP 1 rows; TP > 1 and other models held out.
 
     The efficiencies are the refitted engine defaults (:func:`calibrate_serving`).
     """
     rows = rows_of(DECODE_DATASETS + BATCH_DATASETS) if rows is None else list(rows)
-    em, ec, _ = _defaults()
+    em, ec, _ = _defaults(check_kernels(kernels))
     constants, records = {}, []
     for engine, group in _by_engine(rows).items():
         cal = [r for r in group if decode_role(r)[0] == "calibration"]
@@ -141,21 +147,23 @@ def validate_decode(rows: Sequence[dict] | None = None) -> Validation:
     return Validation("decode", tuple(records), constants)
 
 
-def validate_prefill(rows: Sequence[dict] | None = None) -> Validation:
-    """The prefill split: compute efficiency and LMDeploy's cost per layer from TP 1; TP 2 and 4 held out."""
+def validate_prefill(rows: Sequence[dict] | None = None, kernels: str = "measured") -> Validation:
+    """The prefill split: LMDeploy's cost per layer (and with ``kernels="single"`` the compute efficiency) from
+    TP 1; TP 2 and 4 held out."""
     rows = rows_of(TTFT_DATASETS) if rows is None else list(rows)
-    em = _defaults()[0]
+    em = _defaults(check_kernels(kernels))[0]
     cal = [r for r in rows if prefill_role(r)[0] == "calibration"]
-    ec = fit_compute_efficiency(cal, em)
+    ec = fit_compute_efficiency(cal, em) if kernels == "single" else None
     o = _fit(cal, "layer_overhead", memory_efficiency=em, compute_efficiency=ec)
     records = score_rows(
         rows, prefill_role, dict(memory_efficiency=em, compute_efficiency=ec, layer_overhead=o), engine="LMDeploy"
     )
-    return Validation("prefill", tuple(records), {"compute_efficiency": ec, "layer_overhead.LMDeploy": o})
+    fitted = {"layer_overhead.LMDeploy": o} if ec is None else {"compute_efficiency": ec, "layer_overhead.LMDeploy": o}
+    return Validation("prefill", tuple(records), fitted)
 
 
-def _load_fixed(row: dict, lmdeploy_layer: float, step: float) -> dict:
-    em, ec, layer = _defaults()
+def _load_fixed(row: dict, lmdeploy_layer: float, step: float, kernels: str) -> dict:
+    em, ec, layer = _defaults(kernels)
     src = source(row["dataset"])
     return dict(
         memory_efficiency=em,
@@ -165,7 +173,9 @@ def _load_fixed(row: dict, lmdeploy_layer: float, step: float) -> dict:
     )
 
 
-def validate_load(rows: Sequence[dict] | None = None, prefill: Validation | None = None) -> Validation:
+def validate_load(
+    rows: Sequence[dict] | None = None, prefill: Validation | None = None, kernels: str = "measured"
+) -> Validation:
     """The load split: the CPU cost per step fitted on LMDeploy at TP 1 (A100-80G); every other engine held out.
 
     LMDeploy's cost per layer comes from the prefill family (its TP 1 first
@@ -174,18 +184,19 @@ def validate_load(rows: Sequence[dict] | None = None, prefill: Validation | None
     with no cost per step (the engine default), reported beside.
     """
     rows = rows_of(LOAD_DATASETS) if rows is None else list(rows)
-    lmdeploy_layer = (prefill or validate_prefill()).constants["layer_overhead.LMDeploy"]
+    check_kernels(kernels)
+    lmdeploy_layer = (prefill or validate_prefill(kernels=kernels)).constants["layer_overhead.LMDeploy"]
     cal = [r for r in rows if load_role(r)[0] == "calibration"]
     per_request = 1 / np.array([measured(r) for r in cal])  # seconds per request: affine in the cost
     step = fit_overhead(
-        lambda o: 1 / np.array([predict_row(r, **_load_fixed(r, lmdeploy_layer, o)) for r in cal]),
+        lambda o: 1 / np.array([predict_row(r, **_load_fixed(r, lmdeploy_layer, o, kernels)) for r in cal]),
         per_request,
         upper=0.1,
     )
     records = []
     for row in rows:
-        predicted = _predict(row, **_load_fixed(row, lmdeploy_layer, step))
-        default = None if predicted is None else _predict(row, **_load_fixed(row, lmdeploy_layer, 0.0))
+        predicted = _predict(row, **_load_fixed(row, lmdeploy_layer, step, kernels))
+        default = None if predicted is None else _predict(row, **_load_fixed(row, lmdeploy_layer, 0.0, kernels))
         rec = _record(
             row,
             load_role(row),

@@ -29,6 +29,7 @@ import numpy as np
 from lib.collectives import PROTOCOLS, tune_allreduce
 from lib.measure.stats import LEVEL, RESAMPLES, SEED, percentile_interval, relative_error
 from lib.validation.allreduce import SYSTEMS, calibrate_efficiency, predict_nccl
+from lib.validation.calibrate import check_kernels
 from lib.validation.families import Validation, validate_decode, validate_load, validate_prefill
 from lib.validation.published import AllReduceSweep, allreduce_sweep, load_published
 from lib.validation.schemas import ALGORITHM_DATASETS
@@ -180,30 +181,31 @@ def validate_algorithms() -> list[dict]:
     return records
 
 
-@lru_cache(maxsize=1)
-def _cached() -> dict[str, Validation]:
-    prefill = validate_prefill()
+@lru_cache(maxsize=2)
+def _cached(kernels: str) -> dict[str, Validation]:
+    prefill = validate_prefill(kernels=kernels)
     return {
         "allreduce": validate_allreduce(),
-        "decode": validate_decode(),
+        "decode": validate_decode(kernels=kernels),
         "prefill": prefill,
-        "load": validate_load(prefill=prefill),
+        "load": validate_load(prefill=prefill, kernels=kernels),
     }
 
 
-def validations() -> dict[str, Validation]:
-    """Every family's :class:`Validation` on the published data (computed once per process)."""
-    return dict(_cached())
+def validations(kernels: str = "measured") -> dict[str, Validation]:
+    """Every family's :class:`Validation` on the published data (computed once per process and ``kernels``,
+    one of :data:`lib.validation.calibrate.KERNEL_MODELS`)."""
+    return dict(_cached(check_kernels(kernels)))
 
 
-def summary() -> dict[str, Score]:
+def summary(kernels: str = "measured") -> dict[str, Score]:
     """The scores chapter 11 reports, held-out figures only, by name.
 
     ``allreduce`` (every held-out size), ``allreduce_band`` (8 KiB to 64 MiB),
     ``allreduce_post_hoc``; ``decode``, ``decode_ft_gptfast`` (the data set
-    of the previous edition); ``prefill``; ``load``.
+    of the previous edition); ``prefill``; ``load``. ``kernels`` as :func:`validations`.
     """
-    v = validations()
+    v = validations(kernels)
     ar = v["allreduce"]
     post = [r["post_hoc_error"] for r in ar.records if r["post_hoc_role"] == "held-out"]
     old = [

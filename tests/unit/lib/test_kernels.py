@@ -9,6 +9,7 @@ times peak), which round in the last bits and nowhere near 1e-12.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -173,6 +174,19 @@ def test_a_stand_in_carries_the_fraction_of_peak_to_the_device():
     assert ratio == pytest.approx(DEVICES["h100-pcie"].peak_flops / DEVICES["h100-sxm"].peak_flops, rel=EXACT)
 
 
+def test_a_device_outside_the_catalogue_borrows_the_h100_sxms_fractions_at_its_own_peak():
+    mine = dataclasses.replace(DEVICES["l40s"], name="my accelerator", peak_flops=500e12, fp8_flops=1000e12)
+    for fmt, compute in (("bf16", "bf16"), ("fp8", "fp8"), ("int4", "bf16")):
+        source = gemm_source(mine, fmt)
+        assert (source.device, source.table_device, source.table_format) == ("my accelerator", "h100-sxm", compute)
+        assert "not in the catalogue" in source.reason
+        assert gemm_efficiency(mine, fmt, 512, 8192, 8192) == gemm_efficiency("h100-sxm", fmt, 512, 8192, 8192)
+        assert gemm_flops(mine, fmt, 512, 8192, 8192) == pytest.approx(
+            gemm_efficiency("h100-sxm", fmt, 512, 8192, 8192) * compute_peak(mine, fmt), rel=EXACT
+        )
+    assert gemm_source(dataclasses.replace(DEVICES["l40s"]), "bf16").table_device == "a100-80gb"  # equal: catalogued
+
+
 # --- bad input -----------------------------------------------------------------------
 
 
@@ -183,9 +197,9 @@ def test_a_stand_in_carries_the_fraction_of_peak_to_the_device():
         (("h100-sxm", "bf16", 8, 2.5, 4096), "n must be a whole number, got 2.5"),
         (("h100-sxm", "bf16", 8, 4096, float("nan")), "k must not be NaN, got nan"),
         (("h100-sxm", "bf16", [1, -2], 4096, 4096), "m must be >= 1, got array with values array([ 1, -2])"),
-        (("tpu-v5", "bf16", 8, 4096, 4096), "device must be one of [.*], got 'tpu-v5'"),
+        (("tpu-v5", "bf16", 8, 4096, 4096), "device must be one of [.*] or a Device, got 'tpu-v5'"),
         (("h100-sxm", "fp4", 8, 4096, 4096), "fmt must be one of ['bf16', 'fp8', 'int4', 'int8'], got 'fp4'"),
-        ((["h100-sxm"], "bf16", 8, 4096, 4096), "device must be one of [.*], got ['h100-sxm']"),
+        ((["h100-sxm"], "bf16", 8, 4096, 4096), "device must be one of [.*] or a Device, got ['h100-sxm']"),
     ],
 )
 def test_bad_input_names_the_parameter_and_value(args, message):
