@@ -22,7 +22,7 @@
   // taken when the page starts (init), since the page lists its scripts in no fixed order.
   var Model = null;
   function plan(s) { return Model.plan(s); }
-  function best(rows) { return Model.best(rows); }
+  function best(rows, devicesPerNode) { return Model.best(rows, devicesPerNode); }
   function frontier(s) { return Model.frontier(s); }
 
   // ------------------------------------------------------------ inputs
@@ -682,14 +682,15 @@
       showDeviceDefaults(s.device);
       showParams(s.config);
       showSizing(s);
-      var rows = plan(s), chosen = best(rows);
+      var rows = plan(s), chosen = best(rows, s.cluster.devicesPerNode);
       var result = { rows: rows, best: chosen, frontier: frontier(s) };
       renderRows(s, rows, chosen);
       exportable(rows.length > 0);
       drawMap(s, chosen || rows[0]);
       document.getElementById("pl-command").textContent = chosen ? vllmCommand(s, chosen)
         : "No row fits and meets the targets: no line to deploy.";
-      summary.textContent = describeBest(s, rows, chosen);
+      var note = Model.tieNote(rows, chosen, s.cluster.devicesPerNode);  // "" when the best is the leader
+      summary.textContent = describeBest(s, rows, chosen) + (note ? " A tie: " + note + "." : "");
       last = { s: s, result: result };
       drawChart(svg, caption, s, result);
       renderFront(result.frontier.front);

@@ -32,7 +32,7 @@ from lib.serving.command import vllm_command
 from lib.serving.disagg import disaggregate
 from lib.serving.engine import EXPERT_EXCHANGES, configure
 from lib.serving.layout import Cluster
-from lib.serving.plan import best, frontier, mean_context, plan
+from lib.serving.plan import best, frontier, mean_context, plan, tie_note
 from lib.serving.sizing import best_capacity, size
 from lib.serving.speculative import speculative_step
 from lib.transformer import PRESETS, parameter_count, read_hf_config
@@ -244,7 +244,7 @@ def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -
         **engine,
     )
     cluster = Cluster(args.device)
-    chosen = best(rows)
+    chosen = best(rows, cluster.devices_per_node)
     with_targets = rows and rows[0].capacity is not None
     print(
         f"{args.devices} x {DEVICES[args.device].name}, batch {args.batch}, prompt {args.prompt}, output "
@@ -266,6 +266,9 @@ def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -
             f"{more}  {row.reason}{mark}"
         )
     if chosen is not None:
+        note = tie_note(rows, chosen, cluster.devices_per_node)
+        if note:
+            print(note)
         print(vllm_command(model_id, chosen.layout, resolved))
         if chosen.attention_dp and chosen.dp > 1:
             print(f"(one line per group of {chosen.tp} devices: run it {chosen.dp} times behind a load balancer)")

@@ -228,6 +228,8 @@ def planner_data() -> dict:
             "size_defaults": _defaults(serving.size, ("max_devices",)),
             "quantization": serving.command.QUANTIZATION,
             "all2all_backend": serving.command.ALL2ALL_BACKEND,
+            "tie_band": serving.TIE_BAND,
+            "splits": list(serving.layout.SPLITS),
         },
         "units": {name: getattr(units, name) for name in UNITS},
     }

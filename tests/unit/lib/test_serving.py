@@ -36,3 +36,28 @@ def test_the_command_line_reads_a_config_and_prints_the_deploy_line(tmp_path, ca
     assert serving.parse_vllm_command(line)["model"] == "Qwen2.5-32B-Instruct"
     main(["--model", "llama-3-70b", "--weight-format", "fp8", "--rate", "10", "--ttft-ms", "1000", "--tpot-ms", "50"])
     assert "requests/s" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv, lead, simple",
+    [
+        (["--model", "llama-3-8b", "--ttft-ms", "1000", "--tpot-ms", "100"], "tp1-pp2-dp4", "tp1-pp1-dp8"),
+        (
+            ["--model", "mixtral-8x7b", "--devices", "2", "--prompt", "256", "--ttft-ms", "1000", "--tpot-ms", "100"],
+            "adp2-ep2-pp1-dp1",
+            "tp2-pp1-dp1",
+        ),
+    ],
+)
+def test_the_command_line_marks_the_simpler_layout_and_prints_why(capsys, argv, lead, simple):
+    from lib.serving.__main__ import main
+
+    main(argv)
+    lines = capsys.readouterr().out.splitlines()
+    marked = [line.split()[0] for line in lines if line.endswith("<- best")]
+    assert marked == [simple]
+    note = [line for line in lines if line.startswith(f"{lead} is ")]
+    assert len(note) == 1 and "inside the model's 16 % error" in note[0] and f"{simple} is simpler" in note[0]
+    flags = serving.parse_vllm_command(next(line for line in lines if line.startswith("vllm serve")))
+    assert int(flags["tensor-parallel-size"]) == int(simple.split("-")[0][2:])
