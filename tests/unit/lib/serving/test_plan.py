@@ -340,7 +340,7 @@ _SHAPES = [
 ]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     picks=st.lists(
         st.tuples(st.sampled_from(range(len(_SHAPES))), st.floats(0, 100), st.floats(1e-3, 1e-1)),
