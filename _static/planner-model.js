@@ -5,11 +5,12 @@
  *   lib/formats.py                         compute_peak
  *   lib/experts.py                         expert_imbalance (expected_max_normal comes as a table)
  *   lib/serving/engine.py                  Engine.resolved, replica_limits, usable_bytes, scheduler_limits
- *   lib/serving/layout.py                  layouts, Layout.name, Cluster.holds_group, stage_layers
+ *   lib/serving/layout.py                  layouts, Layout.name, .splits, .simplicity, Cluster.holds_group,
+ *                                          stage_layers
  *   lib/serving/memory.py                  memory_fit, kv_token_capacity and their helpers
  *   lib/serving/operators.py               pass_work, tp_allreduce, _communication, expert_exchange
  *   lib/serving/step.py                    decode_step, prefill_lumps, prefill_time, hop_time
- *   lib/serving/plan.py                    plan, best, frontier
+ *   lib/serving/plan.py                    plan, leader, best, tie_note, frontier
  * With a latency target, plan's capacity fields come from window.PlannerCapacity (planner-capacity.js,
  * lib/serving/capacity.py). Attention run data-parallel (expert_parallel="all", Layout.attention_dp) is
  * priced with vLLM's default exchange only (Engine.expert_exchange "allgather_reducescatter").
@@ -182,6 +183,22 @@
   // mirrors lib.serving.layout.Layout.name
   function layoutName(l) {
     return (l.adp ? "adp" + l.tp + "-" : "") + (l.ep ? "ep" : "tp") + l.tp + "-pp" + l.pp + "-dp" + l.dp;
+  }
+
+  /* The kinds of split a layout uses, in the order of PLANNER_DATA.serving.splits (lib.serving.layout.SPLITS):
+     replicas, tensor, pipeline, a group across servers (only with devicesPerNode), experts, attention DP. */
+  // mirrors lib.serving.layout.Layout.splits
+  function layoutSplits(l, devicesPerNode) {
+    var wide = devicesPerNode !== null && devicesPerNode !== undefined && l.tp > devicesPerNode;
+    var used = [l.dp > 1, l.tp > 1 && !l.adp, l.pp > 1, wide, !!l.ep && l.tp > 1, !!l.adp];
+    return D.serving.splits.filter(function (kind, i) { return used[i]; });
+  }
+
+  /* A sort key, smaller for the simpler layout: [how many kinds of split, the sum of 2^i of the kinds used]. */
+  // mirrors lib.serving.layout.Layout.simplicity
+  function layoutSimplicity(l, devicesPerNode) {
+    var kinds = layoutSplits(l, devicesPerNode);
+    return [kinds.length, sum(kinds.map(function (kind) { return Math.pow(2, D.serving.splits.indexOf(kind)); }))];
   }
 
   /* layouts with expert_parallel True, False, "both" (each expert-parallel layout after its twin) or "all"
@@ -619,25 +636,63 @@
       .map(function (l) { return planRow(s, l, withCapacity); });
   }
 
-  /* best: with capacities, the most requests/s per device above zero; without, the most tokens/s per
-     device among rows that fit and meet the targets. Ties go to the lower TPOT. */
-  // mirrors lib.serving.plan.best
-  function best(rows) {
-    var chosen = null;
+  /* The rows best chooses among and the figure it ranks them by: with capacities, requests/s per device above
+     zero; without, tokens/s per device of the rows that fit and meet the targets. */
+  function ranked(rows) {
     if (rows.some(function (row) { return row.capacity !== null; })) {
-      rows.forEach(function (row) {
-        if (!row.requestsPerSPerDevice) { return; }
-        if (chosen === null || row.requestsPerSPerDevice > chosen.requestsPerSPerDevice ||
-            (row.requestsPerSPerDevice === chosen.requestsPerSPerDevice && row.tpot < chosen.tpot)) { chosen = row; }
-      });
-      return chosen;
+      return { rows: rows.filter(function (row) { return !!row.requestsPerSPerDevice; }),
+        value: function (row) { return row.requestsPerSPerDevice; } };
     }
-    rows.forEach(function (row) {
-      if (!row.fits || !row.meetsSlo) { return; }
-      if (chosen === null || row.tokensPerSPerDevice > chosen.tokensPerSPerDevice ||
-          (row.tokensPerSPerDevice === chosen.tokensPerSPerDevice && row.tpot < chosen.tpot)) { chosen = row; }
+    return { rows: rows.filter(function (row) { return row.fits && row.meetsSlo; }),
+      value: function (row) { return row.tokensPerSPerDevice; } };
+  }
+
+  function rowLayout(row) {
+    return { tp: row.tp, pp: row.pp, dp: row.dp, ep: row.expertParallel, adp: row.attentionDp };
+  }
+
+  /* leader: the row that serves the most per device (ranked's figure); ties go to the lower TPOT. */
+  // mirrors lib.serving.plan.leader
+  function leader(rows) {
+    var r = ranked(rows), chosen = null;
+    r.rows.forEach(function (row) {
+      if (chosen === null || r.value(row) > r.value(chosen) ||
+          (r.value(row) === r.value(chosen) && row.tpot < chosen.tpot)) { chosen = row; }
     });
     return chosen;
+  }
+
+  /* best: among the rows the leader is at most tie_band ahead of, the simplest layout (layoutSimplicity on
+     servers of devicesPerNode), then the most per device, then the lower TPOT. */
+  // mirrors lib.serving.plan.best
+  function best(rows, devicesPerNode) {
+    var r = ranked(rows), chosen = null, chosenKey = null, band = D.serving.tie_band;
+    if (devicesPerNode === undefined) { devicesPerNode = 8; }
+    if (!r.rows.length) { return null; }
+    var top = maxOf(r.rows.map(r.value));
+    function before(a, b) {  // Python's tuple order: the first place they differ decides
+      for (var i = 0; i < a.length; i++) { if (a[i] !== b[i]) { return a[i] < b[i]; } }
+      return false;
+    }
+    r.rows.forEach(function (row) {
+      if (top > (1 + band) * r.value(row)) { return; }
+      var key = layoutSimplicity(rowLayout(row), devicesPerNode).concat([-r.value(row), row.tpot]);
+      if (chosenKey === null || before(key, chosenKey)) { chosen = row; chosenKey = key; }
+    });
+    return chosen;
+  }
+
+  /* tieNote: one line on why chosen (best's answer) is not the leader, "" when it is. */
+  // mirrors lib.serving.plan.tie_note
+  function tieNote(rows, chosen, devicesPerNode) {
+    var top = leader(rows);
+    if (devicesPerNode === undefined) { devicesPerNode = 8; }
+    if (chosen === null || top === null || top.name === chosen.name) { return ""; }
+    var value = ranked(rows).value, ahead = 100 * (value(top) / value(chosen) - 1);
+    function words(row) { return layoutSplits(rowLayout(row), devicesPerNode).join(" + ") || "one device"; }
+    return top.name + " is " + ahead.toFixed(2) + " % ahead, inside the model's " +
+      (100 * D.serving.tie_band).toFixed(0) + " % error (chapter 11); " + chosen.name + " is simpler: " +
+      words(chosen) + ", not " + words(top);
   }
 
   /* frontier: every fitting (layout, batch) point, and the Pareto front sorted by tokens/s per user. */
@@ -684,15 +739,18 @@
     busiestPrompts: busiestPrompts, expertExchange: expertExchange, communication: communication,
     passWork: passWork, hopLinks: hopLinks, hopTime: hopTime, stageWorks: stageWorks, loop: loop,
     prefillLumps: prefillLumps, decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity,
-    prefillTime: prefillTime, schedulerReason: schedulerReason, plan: plan, best: best, frontier: frontier
+    prefillTime: prefillTime, schedulerReason: schedulerReason, plan: plan, best: best, frontier: frontier,
+    layoutSplits: layoutSplits, layoutSimplicity: layoutSimplicity, leader: leader, tieNote: tieNote
   }).forEach(function (entry) {
     mirrors[entry[0]] = function () { load(); return entry[1].apply(null, arguments); };
   });
 
-  window.PlannerModel = { plan: plan, best: best, frontier: frontier, layouts: layouts, resolveEngine: function (d, f) {
-    load();
-    return resolveEngine(d, f);
-  }, missingGroups: missingGroups, contextRefusal: contextRefusal, stageLayers: stageLayers, parameterCount: parameterCount, layoutName: layoutName,
+  window.PlannerModel = { plan: plan, frontier: frontier, layouts: layouts,
+    best: function (rows, devicesPerNode) { load(); return best(rows, devicesPerNode); },
+    tieNote: function (rows, chosen, devicesPerNode) { load(); return tieNote(rows, chosen, devicesPerNode); },
+    resolveEngine: function (d, f) { load(); return resolveEngine(d, f); },
+    missingGroups: missingGroups, contextRefusal: contextRefusal, stageLayers: stageLayers, parameterCount: parameterCount,
+    layoutName: layoutName,
     // For planner-capacity.js (lib.serving.capacity calls these of lib.serving.step and memory).
     decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity, replicaLimits: replicaLimits,
     // Python's sum() and round(), for the other scripts.

@@ -22,7 +22,7 @@
   // taken when the page starts (init), since the page lists its scripts in no fixed order.
   var Model = null;
   function plan(s) { return Model.plan(s); }
-  function best(rows) { return Model.best(rows); }
+  function best(rows, devicesPerNode) { return Model.best(rows, devicesPerNode); }
   function frontier(s) { return Model.frontier(s); }
 
   // ------------------------------------------------------------ inputs
@@ -800,7 +800,7 @@
       showDeviceDefaults(s.device);
       showParams(s.config);
       var sized = showSizing(s);
-      var rows = plan(s), chosen = best(rows);
+      var rows = plan(s), chosen = best(rows, s.cluster.devicesPerNode);
       var result = { rows: rows, best: chosen, frontier: frontier(s) };
       renderRows(s, rows, chosen);
       exportable(rows.length > 0);
@@ -809,7 +809,8 @@
       showCommands(s, s.rate === null ? (chosen ? rowLayout(chosen) : null) : (sized ? sized.layout : null),
         s.rate === null ? "No row fits and meets the targets: no line to deploy."
           : "No layout carries the rate: no line to deploy.");
-      summary.textContent = describeBest(s, rows, chosen);
+      var note = Model.tieNote(rows, chosen, s.cluster.devicesPerNode);  // "" when the best is the leader
+      summary.textContent = describeBest(s, rows, chosen) + (note ? " A tie: " + note + "." : "");
       last = { s: s, result: result };
       drawChart(svg, caption, s, result);
       renderFront(result.frontier.front);

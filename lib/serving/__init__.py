@@ -47,7 +47,7 @@ from lib.serving.operators import (
     expert_exchange,
     pass_work,
 )
-from lib.serving.plan import FrontierPoint, PlanRow, best, frontier, mean_context, plan
+from lib.serving.plan import TIE_BAND, FrontierPoint, PlanRow, best, frontier, leader, mean_context, plan, tie_note
 from lib.serving.sizing import Sizing, best_capacity, replica_shapes, size
 from lib.serving.speculative import SpeculativeStep, break_even_batch, expected_tokens, speculative_step
 from lib.serving.step import (
@@ -127,7 +127,10 @@ __all__ = [
     "mean_context",
     "PlanRow",
     "plan",
+    "TIE_BAND",
+    "leader",
     "best",
+    "tie_note",
     "FrontierPoint",
     "frontier",
 ]

@@ -46,7 +46,7 @@ from lib.serving.command import sglang_command, vllm_command
 from lib.serving.disagg import disaggregate
 from lib.serving.engine import EXPERT_EXCHANGES, configure
 from lib.serving.layout import MAX_DEVICES, Cluster, check_devices
-from lib.serving.plan import best, frontier, mean_context, plan
+from lib.serving.plan import best, frontier, mean_context, plan, tie_note
 from lib.serving.sizing import best_capacity, size
 from lib.serving.speculative import speculative_step
 from lib.transformer import PRESETS, parameter_count, read_hf_config
@@ -341,7 +341,7 @@ def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -
         **engine,
     )
     cluster = Cluster(args.device)
-    chosen = best(rows)
+    chosen = best(rows, cluster.devices_per_node)
     with_targets = rows and rows[0].capacity is not None
     print(
         f"{args.devices} x {DEVICES[args.device].name}, batch {args.batch}, prompt {args.prompt}, output "
@@ -363,6 +363,9 @@ def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -
             f"{more}  {row.reason}{mark}"
         )
     if chosen is not None:
+        note = tie_note(rows, chosen, cluster.devices_per_node)
+        if note:
+            print(note)
         _print_commands(args, config, model_id, chosen.layout, resolved)
 
 

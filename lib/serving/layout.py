@@ -24,13 +24,22 @@ from lib.hardware import device as lookup_device
 from lib.hardware import link as lookup_link
 from lib.transformer import ModelConfig, check_tp_degree
 
-__all__ = ["MAX_DEVICES", "Layout", "Cluster", "stage_layers", "check_layout", "check_devices", "layouts"]
+__all__ = ["MAX_DEVICES", "SPLITS", "Layout", "Cluster", "stage_layers", "check_layout", "check_devices", "layouts"]
 
 #: The most devices the planner lays a model out over: :func:`layouts` (so :func:`lib.serving.plan` and
 #: :func:`lib.serving.size`), ``python -m lib.serving`` and the planner page refuse more. A sanity cap on the
 #: enumeration's cost (every divisor pair of the count is checked; 100,000 devices take tens of seconds), far
 #: above any one model's serving deployment.
 MAX_DEVICES = 4096
+
+#: The kinds of split, from the simplest to deploy to the least simple (:meth:`Layout.splits`): independent
+#: replicas (one engine each, nothing shared), one tensor-parallel group (``--tensor-parallel-size``, one
+#: flag), a pipeline (``--pipeline-parallel-size``, a schedule to fill), a group wider than one server
+#: (its collectives cross the network: vLLM's guide sets "tensor_parallel_size to the number of GPUs per node
+#: and pipeline_parallel_size to the number of nodes", vllm-project/vllm docs/serving/parallelism_scaling.md
+#: at f948f41), whole experts placed on the group (``--enable-expert-parallel``) and attention run
+#: data-parallel beside them.
+SPLITS = ("replicas", "tensor", "pipeline", "group across servers", "experts", "attention data-parallel")
 
 
 @dataclass(frozen=True)
@@ -78,6 +87,53 @@ class Layout:
         """
         group = f"{'ep' if self.expert_parallel else 'tp'}{self.tp}-pp{self.pp}-dp{self.dp}"
         return f"adp{self.tp}-{group}" if self.attention_dp else group
+
+    def splits(self, devices_per_node: int | None = None) -> tuple[str, ...]:
+        """The kinds of split the layout uses, in the order of :data:`SPLITS` (simplest first).
+
+        ``"replicas"`` if ``dp > 1``; ``"tensor"`` if a group of ``tp > 1``
+        splits the attention by heads (every group but an attention-data-parallel
+        one); ``"pipeline"`` if ``pp > 1``; ``"group across servers"`` if the
+        group is wider than a server of ``devices_per_node`` (not checked when
+        None); ``"experts"`` with whole experts on the group;
+        ``"attention data-parallel"`` with :attr:`attention_dp`.
+
+        >>> Layout(dp=8).splits(), Layout(tp=2, pp=4).splits(), Layout(tp=16).splits(8)
+        (('replicas',), ('tensor', 'pipeline'), ('tensor', 'group across servers'))
+        >>> Layout(tp=2, expert_parallel=True, attention_dp=True).splits()
+        ('experts', 'attention data-parallel')
+        """
+        wide = devices_per_node is not None and self.tp > _checks.scalar_count(
+            "devices_per_node", devices_per_node, minimum=1
+        )
+        used = (
+            self.dp > 1,
+            self.tp > 1 and not self.attention_dp,
+            self.pp > 1,
+            wide,
+            self.expert_parallel and self.tp > 1,
+            self.attention_dp,
+        )
+        return tuple(kind for kind, yes in zip(SPLITS, used) if yes)
+
+    def simplicity(self, devices_per_node: int | None = None) -> tuple[int, int]:
+        """A sort key, smaller for the simpler layout: how many kinds of split, then which (:meth:`splits`).
+
+        Fewer kinds come first; among as many kinds, the layout whose least
+        simple kind comes earlier in :data:`SPLITS` (replicas, then tensor,
+        pipeline, a group across servers, experts, attention data-parallel):
+        the second number adds ``2 ** i`` for the ``i``-th kind of
+        :data:`SPLITS` used. :func:`lib.serving.plan.best` prefers the
+        simplest row among those within the model's error of the best.
+
+        >>> shapes = [Layout(tp=2, pp=4), Layout(tp=8), Layout(dp=8), Layout(tp=4, dp=2), Layout(pp=2, dp=4)]
+        >>> [layout.name for layout in sorted(shapes, key=Layout.simplicity)]
+        ['tp1-pp1-dp8', 'tp8-pp1-dp1', 'tp4-pp1-dp2', 'tp1-pp2-dp4', 'tp2-pp4-dp1']
+        >>> sorted([Layout(tp=16), Layout(tp=8, pp=2)], key=lambda layout: layout.simplicity(8))[0].name
+        'tp8-pp2-dp1'
+        """
+        kinds = self.splits(devices_per_node)
+        return len(kinds), sum(2 ** SPLITS.index(kind) for kind in kinds)
 
 
 @dataclass(frozen=True)

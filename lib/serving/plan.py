@@ -2,9 +2,9 @@
 
 Introduced in chapter 7 (serving many users) and used by chapter 9
 (choosing a split) and the planner page. :func:`plan` returns one
-:class:`PlanRow` per valid layout; :func:`best` picks the row that serves the
-most tokens per second per device among those that fit and meet the
-latency targets.
+:class:`PlanRow` per valid layout; :func:`leader` is the row that serves the
+most per device (capacity under the targets, or tokens per second), and
+:func:`best` the simplest layout within the model's error of it.
 
 >>> from lib.transformer import PRESETS
 >>> rows = plan(PRESETS["llama-3-70b"], "h100-sxm", devices=8, batch=64, prompt_tokens=1024, output_tokens=256)
@@ -29,7 +29,7 @@ from lib.serving.memory import check_context, memory_fit
 from lib.serving.step import decode_step, prefill_time
 from lib.transformer import ModelConfig
 
-__all__ = ["mean_context", "PlanRow", "plan", "best", "FrontierPoint", "frontier"]
+__all__ = ["mean_context", "PlanRow", "plan", "TIE_BAND", "leader", "best", "tie_note", "FrontierPoint", "frontier"]
 
 
 @dataclass(frozen=True)
@@ -301,20 +301,80 @@ def plan(
     return rows
 
 
-def best(rows: list[PlanRow]) -> PlanRow | None:
-    """The best row: the most capacity per device under the targets, or without targets the most tokens per
-    second per device among the rows that fit.
+#: How far ahead the leading row may be of a simpler one and still count as a tie: 16 %, chapter 11's
+#: held-out median |e| of the decode model (16.0 % over 554 published figures, TP 1 calibrating TP > 1 and
+#: other models: ``lib.validation.report.summary()["decode"].median``), the smallest of its held-out medians
+#: (prefill 17.3 %, throughput under load 25.9 %). A lead inside it is a lead the model cannot vouch for.
+TIE_BAND = 0.16
 
-    With targets (rows that carry a ``capacity``) the row with the highest
-    ``requests_per_s_per_device`` above zero wins; without, the fixed
-    concurrency decides. Ties go to the lower time per output token.
-    ``None`` if no row qualifies.
-    """
+
+def _ranked(rows: list[PlanRow]) -> tuple[list[PlanRow], Any]:
+    """The rows :func:`best` chooses among and the figure it ranks them by (higher is better)."""
     if any(row.capacity is not None for row in rows):
-        carrying = [row for row in rows if row.requests_per_s_per_device]
-        return min(carrying, key=lambda row: (-row.requests_per_s_per_device, row.tpot), default=None)
-    ok = [row for row in rows if row.fits and row.meets_slo]
-    return min(ok, key=lambda row: (-row.tokens_per_s_per_device, row.tpot), default=None)
+        return [row for row in rows if row.requests_per_s_per_device], lambda row: row.requests_per_s_per_device
+    return [row for row in rows if row.fits and row.meets_slo], lambda row: row.tokens_per_s_per_device
+
+
+def leader(rows: list[PlanRow]) -> PlanRow | None:
+    """The row with the most capacity per device under the targets, or without targets the most tokens per
+    second per device among the rows that fit; ties go to the lower time per output token. ``None`` if no row
+    qualifies. :func:`best` starts from it.
+    """
+    candidates, value = _ranked(rows)
+    return min(candidates, key=lambda row: (-value(row), row.tpot), default=None)
+
+
+def best(rows: list[PlanRow], devices_per_node: int = 8) -> PlanRow | None:
+    """The row to deploy: the simplest among those within :data:`TIE_BAND` of the :func:`leader`.
+
+    With targets (rows that carry a ``capacity``) the rows are ranked by
+    ``requests_per_s_per_device`` above zero; without, by
+    ``tokens_per_s_per_device`` among the rows that fit and meet the targets.
+    Every row the leader is at most ``TIE_BAND`` ahead of (``lead <= (1 +
+    TIE_BAND) * row``) ties with it, and the tie goes to the simplest layout
+    (:meth:`lib.serving.layout.Layout.simplicity` on servers of
+    ``devices_per_node``: fewer kinds of split; replicas, then tensor,
+    pipeline, a group across servers, experts, attention data-parallel),
+    then to the more capacity, then to the lower time per output token.
+    ``None`` if no row qualifies. :func:`tie_note` says why in words when
+    the answer is not the leader.
+
+    >>> from lib.transformer import PRESETS
+    >>> rows = plan(PRESETS["llama-3-8b"], "h100-sxm", 8, 64, 1024, 256)
+    >>> leader(rows).name, best(rows).name
+    ('tp4-pp1-dp2', 'tp8-pp1-dp1')
+    """
+    candidates, value = _ranked(rows)
+    if not candidates:
+        return None
+    top = max(value(row) for row in candidates)
+    tied = [row for row in candidates if top <= (1 + TIE_BAND) * value(row)]
+    return min(tied, key=lambda row: (row.layout.simplicity(devices_per_node), -value(row), row.tpot))
+
+
+def tie_note(rows: list[PlanRow], chosen: PlanRow | None, devices_per_node: int = 8) -> str:
+    """One line on why ``chosen`` (what :func:`best` returned) is not the :func:`leader`; "" when it is.
+
+    >>> from lib.transformer import PRESETS
+    >>> rows = plan(PRESETS["llama-3-8b"], "h100-sxm", 8, 64, 1024, 256)
+    >>> print(tie_note(rows, best(rows)))
+    tp4-pp1-dp2 is 3.76 % ahead, inside the model's 16 % error (chapter 11); tp8-pp1-dp1 is simpler: tensor, not replicas + tensor
+    >>> tie_note(rows, leader(rows))
+    ''
+    """
+    top = leader(rows)
+    if chosen is None or top is None or top.name == chosen.name:
+        return ""
+    _, value = _ranked(rows)
+    ahead = 100 * (value(top) / value(chosen) - 1)
+
+    def words(row: PlanRow) -> str:
+        return " + ".join(row.layout.splits(devices_per_node)) or "one device"
+
+    return (
+        f"{top.name} is {ahead:.2f} % ahead, inside the model's {100 * TIE_BAND:.0f} % error (chapter 11); "
+        f"{chosen.name} is simpler: {words(chosen)}, not {words(top)}"
+    )
 
 
 def _dominates(q: FrontierPoint, p: FrontierPoint) -> bool:

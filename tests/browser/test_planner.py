@@ -158,6 +158,8 @@ def assert_page_agrees(tab, entry: dict, label: str) -> None:
             assert note.startswith("Fits; each decode step is " + row["bound"]), where
     summary = page.locator("#pl-summary").inner_text()
     assert (chosen in summary) if chosen else summary.startswith("No layout"), summary
+    note = entry["note"]  # lib.serving.plan.tie_note: why the best is not the leader, "" when it is
+    assert (f"A tie: {note}." in summary) if note else ("A tie" not in summary), summary
 
 
 def test_defaults_are_the_books_example(tab):

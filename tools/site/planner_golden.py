@@ -1097,6 +1097,18 @@ def mirrors() -> list[Mirror]:
     add(m, "layoutName", "lib.serving.layout.Layout.name", lambda c, o: ([layout_js(c.args[0])], c.result))
     add(
         m,
+        "layoutSplits",
+        "lib.serving.layout.Layout.splits",
+        lambda c, o: ([layout_js(c.bound["self"]), c.bound["devices_per_node"]], list(c.result)),
+    )
+    add(
+        m,
+        "layoutSimplicity",
+        "lib.serving.layout.Layout.simplicity",
+        lambda c, o: ([layout_js(c.bound["self"]), c.bound["devices_per_node"]], list(c.result)),
+    )
+    add(
+        m,
         "layouts",
         "lib.serving.layout.layouts",
         lambda c, o: (
@@ -1504,14 +1516,43 @@ def mirrors() -> list[Mirror]:
         return [plan_scenario(c.bound, o, batch=c.bound["batch"]), targets], rows
 
     add(m, "plan", "lib.serving.plan.plan", plan)
-    ranked = ("name", "capacity", "requestsPerSPerDevice", "fits", "meetsSlo", "tokensPerSPerDevice", "tpot")
+    ranked = (
+        "name",
+        "tp",
+        "pp",
+        "dp",
+        "expertParallel",
+        "attentionDp",
+        "capacity",
+        "requestsPerSPerDevice",
+        "fits",
+        "meetsSlo",
+        "tokensPerSPerDevice",
+        "tpot",
+    )
+
+    def rows_js(rows: list) -> list[dict]:
+        return [{k: row_js(r)[k] for k in ranked} for r in rows]
+
+    def picked(row: Any) -> dict | None:
+        return None if row is None else {"name": row.name}
+
+    add(m, "leader", "lib.serving.plan.leader", lambda c, o: ([rows_js(c.bound["rows"])], picked(c.result)))
     add(
         m,
         "best",
         "lib.serving.plan.best",
+        lambda c, o: ([rows_js(c.bound["rows"]), c.bound["devices_per_node"]], picked(c.result)),
+    )
+
+    add(
+        m,
+        "tieNote",
+        "lib.serving.plan.tie_note",
         lambda c, o: (
-            [[{k: row_js(r)[k] for k in ranked} for r in c.bound["rows"]]],
-            None if c.result is None else {"name": c.result.name},
+            [rows_js(c.bound["rows"]), None if c.bound["chosen"] is None else rows_js([c.bound["chosen"]])[0]]
+            + [c.bound["devices_per_node"]],
+            c.result,
         ),
     )
 
@@ -2192,7 +2233,7 @@ def generate(progress: Callable[[str], None] = lambda text: None) -> dict[str, s
     with Recorder(paths, seed=PLAN_SEED, keep=KEEP) as recorder:
         # imported here, after the recorder has put its wrappers in place
         from lib.diagrams.data import device_map_data
-        from lib.serving import best, frontier, size
+        from lib.serving import best, frontier, size, tie_note
         from lib.serving.layout import Cluster
         from lib.transformer import from_hf_config, parameter_count
 
@@ -2209,12 +2250,13 @@ def generate(progress: Callable[[str], None] = lambda text: None) -> dict[str, s
             args, options = size_arguments(q)
             sized.append((q, size(*args, **options)))
         progress("sizing scenarios")
-        chosen = {}
+        chosen, notes = {}, {}
         for kind, group in (("plan", planned), ("moe", moe)):
             for i, (q, rows) in enumerate(group):
                 recorder.scenario = f"{kind} {i:02d}"
-                chosen[kind, i] = best(rows)
                 args, options = lib_arguments(q)
+                chosen[kind, i] = best(rows, options["devices_per_node"])
+                notes[kind, i] = tie_note(rows, chosen[kind, i], options["devices_per_node"])
                 parameter_count(args[0])  # the page shows the model's parameter count
                 cluster = Cluster(
                     args[1],
@@ -2242,7 +2284,12 @@ def generate(progress: Callable[[str], None] = lambda text: None) -> dict[str, s
 
     def plan_entry(label: str, i: int, q: dict, rows: list) -> dict:
         picked = chosen[label, i]
-        return {"query": q, "rows": [_row(r) for r in rows], "best": None if picked is None else picked.name}
+        return {
+            "query": q,
+            "rows": [_row(r) for r in rows],
+            "best": None if picked is None else picked.name,
+            "note": notes[label, i],
+        }
 
     plans = [plan_entry("plan", i, q, rows) for i, (q, rows) in enumerate(planned)]
     moes = [plan_entry("moe", i, q, rows) for i, (q, rows) in enumerate(moe)]

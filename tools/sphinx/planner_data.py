@@ -240,6 +240,8 @@ def planner_data() -> dict:
             "data_parallel_rpc_port": serving.command.DATA_PARALLEL_RPC_PORT,
             "dist_init_port": serving.command.DIST_INIT_PORT,
             "engine_versions": serving.engine_flags.ENGINE_VERSIONS,
+            "tie_band": serving.TIE_BAND,
+            "splits": list(serving.layout.SPLITS),
         },
         "units": {name: getattr(units, name) for name in UNITS},
     }

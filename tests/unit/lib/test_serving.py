@@ -137,3 +137,29 @@ def test_the_max_batch_column_counts_every_replica(capsys):
     # tp1-pp1-dp4 holds four replicas of what tp1-pp1-dp1 of one device holds; the column says the four
     one = serving.plan(PRESETS["llama-3-8b"], "h100-sxm", 1, 8, 1024, 256)[0]
     assert shown["tp1-pp1-dp4"] == 4 * one.max_batch > 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv, lead, simple",
+    [
+        (["--model", "llama-3-8b", "--ttft-ms", "1000", "--tpot-ms", "100"], "tp1-pp2-dp4", "tp1-pp1-dp8"),
+        (
+            ["--model", "mixtral-8x7b", "--devices", "2", "--prompt", "256", "--ttft-ms", "1000", "--tpot-ms", "100"]
+            + ["--expert-parallel", "all"],
+            "adp2-ep2-pp1-dp1",
+            "tp2-pp1-dp1",
+        ),
+    ],
+)
+def test_the_command_line_marks_the_simpler_layout_and_prints_why(capsys, argv, lead, simple):
+    from lib.serving.__main__ import main
+
+    main(argv)
+    lines = capsys.readouterr().out.splitlines()
+    marked = [line.split()[0] for line in lines if line.endswith("<- best")]
+    assert marked == [simple]
+    note = [line for line in lines if line.startswith(f"{lead} is ")]
+    assert len(note) == 1 and "inside the model's 16 % error" in note[0] and f"{simple} is simpler" in note[0]
+    flags = serving.parse_vllm_command(next(line for line in lines if line.startswith("vllm serve")))
+    assert int(flags["tensor-parallel-size"]) == int(simple.split("-")[0][2:])

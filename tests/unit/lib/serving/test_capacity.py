@@ -202,7 +202,7 @@ def test_plan_with_targets_ranks_by_capacity_per_device_and_names_what_binds():
         PRESETS["llama-3-70b"], "h100-sxm", 8, 64, 1024, 256, ttft_limit=1.0, tpot_limit=50 * ms, weight_format="fp8"
     )
     assert all(row.binding in serving.BINDINGS for row in rows)
-    chosen = serving.best(rows)
+    chosen = serving.leader(rows)
     assert chosen.requests_per_s_per_device == max(row.requests_per_s_per_device for row in rows)
     assert chosen.capacity_tpot <= 50 * ms and chosen.capacity_ttft <= 1.0
 

@@ -84,6 +84,8 @@ def test_nccl_constants_and_planner_defaults():
     assert data["serving"]["activation_bytes"] == serving.ACTIVATION_BYTES
     assert data["serving"]["prefill_lumps"] == serving.step._LUMPS
     assert data["serving"]["max_devices"] == serving.layout.MAX_DEVICES == 4096  # the page's cap, from lib
+    assert data["serving"]["tie_band"] == serving.TIE_BAND
+    assert data["serving"]["splits"] == list(serving.layout.SPLITS)
 
 
 def test_engine_defaults_constants_and_formats():
