@@ -3,6 +3,8 @@
  * concurrency, operation by operation, in SI units:
  *   lib/transformer/models.py, parallel.py  parameter_breakdown, kv_cache_bytes_per_token, kv_heads_per_device
  *   lib/formats.py                         compute_peak
+ *   lib/kernels.py                         gemm_efficiency, gemm_flops (the tables come from PLANNER_DATA.kernels)
+ *   lib/serving/matmul.py                  layer_products, product_flops, linear_compute_time
  *   lib/experts.py                         expert_imbalance (expected_max_normal comes as a table)
  *   lib/serving/engine.py                  Engine.resolved, replica_limits, usable_bytes, scheduler_limits
  *   lib/serving/layout.py                  layouts, Layout.name, .splits, .simplicity, Cluster.holds_group,
@@ -108,6 +110,101 @@
   function computePeak(device, format) {
     var fmt = D.engine.weight_formats[format];
     return fmt.compute === "fp8" && device.fp8_flops > 0 ? device.fp8_flops : device.peak_flops;
+  }
+
+  // ------------------------------------------------------------ lib.kernels, lib.serving.matmul
+
+  /* kernels._grid_eval: trilinear interpolation of a table's grid in log2 size, held at its edges; with floor,
+     proportional to the size below the smallest instead. */
+  function gridEval(t, m, n, k, floor) {
+    var q = [m, n, k], index = [], weight = [], scale = 1.0;
+    for (var a = 0; a < 3; a++) {
+      var axis = t.axes[a], logs = axis.map(Math.log2), last = logs.length - 1;
+      var x = Math.min(Math.max(Math.log2(q[a]), logs[0]), logs[last]);
+      if (floor) { scale = scale * Math.min(1.0, q[a] / axis[0]); }
+      var i = 0;
+      while (i < last - 1 && logs[i + 1] <= x) { i++; }
+      index.push(i);
+      weight.push((x - logs[i]) / (logs[i + 1] - logs[i]));
+    }
+    var total = 0.0;
+    [0, 1].forEach(function (di) {
+      [0, 1].forEach(function (dj) {
+        [0, 1].forEach(function (dl) {
+          var w = (di ? weight[0] : 1 - weight[0]) * (dj ? weight[1] : 1 - weight[1]) * (dl ? weight[2] : 1 - weight[2]);
+          total = total + w * t.grid[index[0] + di][index[1] + dj][index[2] + dl];
+        });
+      });
+    });
+    return total * scale;
+  }
+
+  /* kernels._efficiency: a grid table interpolated, or measured points shaped by their architecture's grid. */
+  function tableEfficiency(key, m, n, k) {
+    var t = D.kernels.tables[key];
+    if (t.rule === "grid") { return Math.min(1.0, gridEval(t, m, n, k, false)); }
+    var g = D.kernels.tables[t.shape_grid], best = 0.0, ceiling = 1.0;
+    m = Math.max(m, Math.min.apply(null, t.shapes.map(function (p) { return p[0]; })));
+    t.shapes.forEach(function (p, i) {
+      var e = t.efficiency[i];
+      var inside = gridEval(g, Math.min(m, p[0]), Math.min(n, p[1]), Math.min(k, p[2]), true);
+      best = Math.max(best, e * inside / gridEval(g, p[0], p[1], p[2], true));
+      if (m <= p[0] && n <= p[1] && k <= p[2]) { ceiling = Math.min(ceiling, e); }
+    });
+    return Math.min(ceiling, best);
+  }
+
+  /* gemm_efficiency: the table of the device (a catalogue one by its name, else the stand-in's) and format. */
+  // mirrors lib.kernels.gemm_efficiency
+  function gemmEfficiency(device, format, m, n, k) {
+    var named = D.kernels.by_name[device.name];
+    var compute = D.engine.weight_formats[format].compute === "fp8" && device.fp8_flops > 0 ? "fp8" : "bf16";
+    return tableEfficiency(named ? named[format] : D.kernels.outside + "/" + compute, m, n, k);
+  }
+
+  // mirrors lib.kernels.gemm_flops
+  function gemmFlops(device, format, m, n, k) { return gemmEfficiency(device, format, m, n, k) * computePeak(device, format); }
+
+  /* layer_products: QKV, output, the dense MLP, the rest as one product with k = d, then one expert's gate-up and
+     down (split by tp unless its experts are whole). */
+  // mirrors lib.serving.matmul.layer_products
+  function layerProducts(c, l) {
+    var d = c.hidden, split = l.adp ? 1 : l.tp, moe = moeLayers(c) / c.layers, products = [];
+    function mlp(prefix, width, by, share, routed) {
+      return [
+        { name: prefix + "gate-up", n: (c.gated_mlp ? 2 : 1) * width / by, k: d, share: share, routed: routed },
+        { name: prefix + "down", n: d, k: width / by, share: share, routed: routed }
+      ];
+    }
+    if (!latent(c)) {
+      var kv = l.adp ? c.kv_heads : kvHeadsPerDevice(c, l.tp);
+      products.push({ name: "qkv", n: (c.heads / split + 2 * kv) * headDim(c), k: d, share: 1.0, routed: false });
+      products.push({ name: "output", n: d, k: c.heads * headDim(c) / split, share: 1.0, routed: false });
+    }
+    if (c.dense_layers) { products = products.concat(mlp("dense ", c.dense_ffn_hidden || c.ffn_hidden, split, 1 - moe, false)); }
+    var shaped = sum(products.map(function (p) { return p.n * p.k * p.share; }));
+    var rest = perDeviceLayer(c, l, 0, breakdown(c)) - breakdown(c).norms - shaped;
+    if (rest >= d) { products.push({ name: "other", n: rest / d, k: d, share: 1.0, routed: false }); }
+    return products.concat(mlp(c.experts > 1 ? "expert " : "", c.ffn_hidden, l.ep ? 1 : l.tp, moe, true));
+  }
+
+  /* product_flops: measured for the shape (at least one whole row), or one efficiency of the format's peak. */
+  // mirrors lib.serving.matmul.product_flops
+  function productFlops(device, format, rows, n, k, efficiency) {
+    if (efficiency !== null) { return efficiency * computePeak(device, format); }
+    return gemmFlops(device, format, Math.max(pyRound(rows), 1.0), Math.max(pyRound(n), 1), Math.max(pyRound(k), 1));
+  }
+
+  /* linear_compute_time: one average layer's products on the busiest device, each at its own rate. */
+  // mirrors lib.serving.matmul.linear_compute_time
+  function linearComputeTime(c, l, device, format, attended, expertRows, expertPairs, efficiency) {
+    var total = 0.0;
+    layerProducts(c, l).forEach(function (p) {
+      var rows = p.routed ? expertRows : attended, work = p.routed ? expertPairs : attended;
+      var rate = productFlops(device, format, rows, p.n, p.k, efficiency);
+      total = total + p.share * 2 * work * p.n * p.k / rate;
+    });
+    return total;
   }
 
   /* lib.experts.expected_max_normal, from the exported table (scenario() refuses group sizes beyond it). */
@@ -390,23 +487,28 @@
     var own = l.adp ? 1.0 / tp : 1.0, promptOwn = w.prompts === null ? own : busiestPrompts(l, w.prompts);
     var heads = l.adp ? 1 : tp;
     var bandwidth = e.memory_efficiency * device.memory_bandwidth;
-    var peak16 = e.compute_efficiency * device.peak_flops;
+    var flat = e.compute_efficiency;  // null: the measured GEMM tables
+    var peak16 = (flat === null ? D.serving.attention_efficiency : flat) * device.peak_flops;
     var moe = moeLayers(c) / c.layers;
     var dense = perDeviceLayer(c, l, 0, parts);
     var imbalance = l.ep ? expertImbalance(tokens, c.experts, c.experts_per_token, tp) : 1.0;
-    var routed = moe * c.experts_per_token * parts.mlp / tp * imbalance;
     var weights = layers * (dense + moe * expertsRead(c, l, tokens) * parts.mlp) * e.weight_bytes;
     var attended = w.decode * own + w.prefill * promptOwn;
-    var linear = roofline(weights, 2 * layers * (attended * dense + tokens * routed), bandwidth,
-      computePeak(device, e.weight_format) * e.compute_efficiency);
+    var excess = l.ep ? imbalance : 1.0;
+    var rows = tokens * c.experts_per_token / c.experts * excess;
+    var pairs = tokens * c.experts_per_token * (l.ep ? excess / tp : 1.0);
+    var linearMemory = weights / bandwidth;
+    var linearCompute = layers * linearComputeTime(c, l, device, e.weight_format, attended, rows, pairs, flat);
+    var linear = { memoryTime: linearMemory, computeTime: linearCompute, time: Math.max(linearMemory, linearCompute) };
     var kvLayer = kvBytesPerLayer(c, l, e.kv_bytes);
     var cache = layers * kvLayer * (own * w.decode * (w.context + 1) + promptOwn * w.prefill);
     var scores = layers / heads * (own * attentionFlops(c, true) * w.decode * w.context +
       promptOwn * attentionFlops(c, false) * w.prefill * w.prefillContext);
     var attention = roofline(cache, scores, bandwidth, peak16);
-    var headParams = last ? (parts.head || parts.embedding) / heads : 0.0;
-    var head = roofline(w.sampled > 0 ? headParams * D.engine.unquantised_bytes : 0.0, 2 * w.sampled * own * headParams,
-      bandwidth, peak16);
+    var headParams = last ? (parts.head || parts.embedding) / heads : 0.0, headSampled = w.sampled * own;
+    var headRate = productFlops(device, "bf16", headSampled, headParams / c.hidden, c.hidden, flat);
+    var head = roofline(w.sampled > 0 ? headParams * D.engine.unquantised_bytes : 0.0, 2 * headSampled * headParams,
+      bandwidth, headRate);
     var comm = tokens > 0 ? communication(s, l, layers, tokens) : 0.0;
     var fixed = layers * e.layer_overhead + (last ? e.step_overhead : 0.0);
     var ops = [linear, attention, head];
@@ -740,7 +842,9 @@
     passWork: passWork, hopLinks: hopLinks, hopTime: hopTime, stageWorks: stageWorks, loop: loop,
     prefillLumps: prefillLumps, decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity,
     prefillTime: prefillTime, schedulerReason: schedulerReason, plan: plan, best: best, frontier: frontier,
-    layoutSplits: layoutSplits, layoutSimplicity: layoutSimplicity, leader: leader, tieNote: tieNote
+    layoutSplits: layoutSplits, layoutSimplicity: layoutSimplicity, leader: leader, tieNote: tieNote,
+    gemmEfficiency: gemmEfficiency, gemmFlops: gemmFlops, layerProducts: layerProducts, productFlops: productFlops,
+    linearComputeTime: linearComputeTime
   }).forEach(function (entry) {
     mirrors[entry[0]] = function () { load(); return entry[1].apply(null, arguments); };
   });

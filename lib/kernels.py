@@ -73,6 +73,7 @@ __all__ = [
     "GemmSource",
     "NEIGHBOURS",
     "OUTSIDE_CATALOGUE",
+    "table_data",
     "DATA_FILE",
     "gemm_rows",
     "gemm_source",
@@ -311,6 +312,33 @@ def _source(device: str, compute: str, note: str) -> tuple:
             compute = "bf16"
     rule, sources, rows, _ = _table(table_device, compute)
     return table_device, compute, rule, sources, rows, reason
+
+
+def table_data(device: str, compute: str) -> dict:
+    """The table of a catalogue ``device`` and arithmetic (``"bf16"`` or ``"fp8"``) as plain lists, for a page that
+    evaluates :func:`gemm_efficiency` itself: ``{"rule": "grid", "axes": [m, n, k], "grid": nested lists}`` or
+    ``{"rule": "points", "shapes": [[m, n, k], ...], "efficiency": [...], "shape_grid": "device/arithmetic"}``.
+
+    >>> data = table_data("h100-sxm", "bf16")
+    >>> data["rule"], data["axes"][0][:3], round(data["grid"][4][4][4], 3)
+    ('grid', [256, 512, 1024], 0.792)
+    >>> table_data("h100-sxm", "fp8")["shape_grid"]
+    'h100-sxm/bf16'
+    """
+    found = _table(device, compute) if device in DEVICES and compute in ("bf16", "fp8") else None
+    if found is None:
+        raise ValueError(f"device and compute must name a measured table, got {device!r}, {compute!r}")
+    rule, _, _, data = found
+    if rule == "grid":
+        axes, grid = data
+        return {"rule": rule, "axes": [[int(x) for x in a] for a in axes], "grid": grid.tolist()}
+    shapes, eff = data
+    return {
+        "rule": rule,
+        "shapes": [[int(x) for x in shape] for shape in shapes],
+        "efficiency": eff.tolist(),
+        "shape_grid": "/".join(_SHAPE_GRID.get(device, _DEFAULT_SHAPE_GRID)),
+    }
 
 
 def gemm_efficiency(device: str | Device, fmt: str, m, n, k) -> float | np.ndarray:

@@ -5,6 +5,7 @@ Introduced in chapter 7 (serving many users). One module per topic, all re-expor
 * :mod:`lib.serving.layout`: tensor x pipeline x data parallel layouts and where devices sit;
 * :mod:`lib.serving.engine`: the engine's formats, all-reduce, fixed costs, scheduler limits and reserve;
 * :mod:`lib.serving.memory`: weights, KV cache and activations per device, and whether they fit;
+* :mod:`lib.serving.matmul`: a layer's matrix products on one device, at the throughput measured for their shape;
 * :mod:`lib.serving.operators`: one forward pass priced operator by operator (linear, attention, head);
 * :mod:`lib.serving.step`: a steady-state step (decode with its share of prefill) and a prefill;
 * :mod:`lib.serving.capacity`: the highest request rate a layout carries within TTFT and TPOT targets;
@@ -28,6 +29,7 @@ from lib.serving.disagg import Disaggregated, KVTransfer, balance, disaggregate,
 from lib.serving.engine import Engine, configure, scheduler_limits
 from lib.serving.engine_flags import check_command, flag_table
 from lib.serving.layout import MAX_DEVICES, Cluster, Layout, check_devices, check_layout, layouts, stage_layers
+from lib.serving.matmul import ATTENTION_EFFICIENCY, Product, layer_products, linear_compute_time, product_flops
 from lib.serving.memory import (
     MemoryFit,
     activation_bytes,
@@ -109,6 +111,11 @@ __all__ = [
     "check_context",
     "memory_fit",
     "kv_token_capacity",
+    "ATTENTION_EFFICIENCY",
+    "Product",
+    "layer_products",
+    "product_flops",
+    "linear_compute_time",
     "ACTIVATION_BYTES",
     "expected_experts_touched",
     "expert_exchange",

@@ -1048,6 +1048,51 @@ def mirrors() -> list[Mirror]:
             ([o.device(c.bound["device"]), c.bound["name"]], c.result) if isinstance(c.bound["name"], str) else None
         ),
     )
+    # lib.kernels, lib.serving.matmul
+    shape = ("m", "n", "k")
+    for name, target in (("gemmEfficiency", "gemm_efficiency"), ("gemmFlops", "gemm_flops")):
+        add(
+            m,
+            name,
+            f"lib.kernels.{target}",
+            lambda c, o: ([o.device(c.bound["device"]), c.bound["fmt"], *(c.bound[x] for x in shape)], value(c)),
+            broadcast=shape,
+        )
+    add(
+        m,
+        "layerProducts",
+        "lib.serving.matmul.layer_products",
+        lambda c, o: (
+            [o.config(c.bound["config"]), layout_js(c.bound["layout"])],
+            [dataclasses.asdict(p) for p in c.result],
+        ),
+    )
+    add(
+        m,
+        "productFlops",
+        "lib.serving.matmul.product_flops",
+        lambda c, o: (
+            [o.device(c.bound["device"]), *(c.bound[x] for x in ("fmt", "rows", "n", "k", "efficiency"))],
+            c.result,
+        ),
+        broadcast=("rows",),
+    )
+    add(
+        m,
+        "linearComputeTime",
+        "lib.serving.matmul.linear_compute_time",
+        lambda c, o: (
+            [
+                o.config(c.bound["config"]),
+                layout_js(c.bound["layout"]),
+                o.device(c.bound["device"]),
+                c.bound["fmt"],
+                *(c.bound[x] for x in ("attended", "expert_rows", "expert_pairs", "efficiency")),
+            ],
+            c.result,
+        ),
+        broadcast=("attended", "expert_rows", "expert_pairs"),
+    )
     add(m, "expectedMaxNormal", "lib.experts.expected_max_normal", lambda c, o: ([c.bound["n"]], c.result))
     add(
         m,

@@ -135,6 +135,24 @@ def _field_defaults(cls: Any, names: tuple[str, ...]) -> dict:
     return {name: fields[name] for name in names}
 
 
+def _kernels() -> dict:
+    """lib.kernels' measured GEMM tables: which table prices each catalogue device (by name) and weight format, the
+    stand-in of a device outside the catalogue, and the tables themselves (lib.kernels.table_data)."""
+    from lib import formats, hardware, kernels
+
+    by_name = {}
+    for slug, device in hardware.DEVICES.items():
+        sources = {fmt: kernels.gemm_source(slug, fmt) for fmt in formats.WEIGHT_FORMATS}
+        by_name[device.name] = {fmt: f"{s.table_device}/{s.table_format}" for fmt, s in sources.items()}
+    keys = {key for named in by_name.values() for key in named.values()}
+    keys |= {f"{kernels.OUTSIDE_CATALOGUE}/{compute}" for compute in ("bf16", "fp8")}
+    tables = {key: kernels.table_data(*key.split("/")) for key in sorted(keys)}
+    for table in list(tables.values()):
+        if table["rule"] == "points" and table["shape_grid"] not in tables:
+            tables[table["shape_grid"]] = kernels.table_data(*table["shape_grid"].split("/"))
+    return {"by_name": by_name, "outside": kernels.OUTSIDE_CATALOGUE, "tables": tables}
+
+
 def _engine() -> dict:
     """lib.serving.engine's defaults and constants, and lib.formats' formats."""
     from lib import formats
@@ -220,11 +238,13 @@ def planner_data() -> dict:
             **collectives.tuning_constants(),
         },
         "engine": _engine(),
+        "kernels": _kernels(),
         "capacity": _capacity(),
         "engine_allreduce": _engine_allreduce(),
         "expected_max_normal": _expected_max_normal([c.experts for c in transformer.PRESETS.values()]),
         "serving": {
             "activation_bytes": serving.ACTIVATION_BYTES,
+            "attention_efficiency": serving.ATTENTION_EFFICIENCY,
             "prefill_lumps": serving.step._LUMPS,
             "expert_groups": EXPERT_GROUPS,
             "plan_defaults": _defaults(serving.plan, PLAN_DEFAULTS),
