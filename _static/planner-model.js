@@ -144,7 +144,7 @@
     var t = D.kernels.tables[key];
     if (t.rule === "grid") { return Math.min(1.0, gridEval(t, m, n, k, false)); }
     var g = D.kernels.tables[t.shape_grid], best = 0.0, ceiling = 1.0;
-    m = Math.max(m, Math.min.apply(null, t.shapes.map(function (p) { return p[0]; })));
+    m = Math.max(m, Math.min(g.axes[0][0], Math.min.apply(null, t.shapes.map(function (p) { return p[0]; }))));
     t.shapes.forEach(function (p, i) {
       var e = t.efficiency[i];
       var inside = gridEval(g, Math.min(m, p[0]), Math.min(n, p[1]), Math.min(k, p[2]), true);

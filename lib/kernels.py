@@ -28,7 +28,8 @@ memory side of the roofline prices that (:mod:`lib.serving.matmul` takes the
 larger of the two times), so the table's efficiency is not lowered there.
 
 Where the shapes do not form a grid (DeepGEMM's eighteen shapes, a single
-best shape), fewer rows than the table's fewest are held at those, and each
+best shape), fewer rows than both the table's fewest and the grid's fewest
+(below) are held there, as on a grid, and each
 measured point ``p`` vouches for the shapes around it through the grid of
 the same architecture, ``S``: ``e(q) = max_p e_p * S(min(q, p)) / S(p)``
 (the minimum taken in each dimension), so a shape at least as large as ``p``
@@ -47,8 +48,9 @@ grow with size, and are capped at the peak.
 **Stand-ins** (:func:`gemm_source` names the one used): a W8A16 or W4A16
 product (``"int8"``, ``"int4"``), and FP8 on a device without FP8 tensor
 cores, multiply at the 16-bit peak and use the 16-bit table; a device without
-a table of its own borrows a neighbour's efficiencies and applies them to its
-own peak (:data:`NEIGHBOURS`).
+a table of its own, or with fewer measured shapes than its neighbour's (one
+best-shape figure says nothing of small products), borrows the neighbour's
+efficiencies and applies them to its own peak (:data:`NEIGHBOURS`).
 
 >>> round(gemm_flops("h100-sxm", "bf16", 4096, 4096, 4096) / 1e12, 1)
 783.3
@@ -241,7 +243,7 @@ def _efficiency(device: str, compute: str, m, n, k) -> np.ndarray:
         return np.minimum(1.0, _grid_eval(*data, m, n, k))
     shapes, eff = data
     axes, grid = _shape_grid(device)
-    m = np.maximum(m, shapes[:, 0].min())  # held below the table's fewest rows
+    m = np.maximum(m, min(shapes[:, 0].min(), axes[0][0]))  # held below the fewest rows of the table or grid
     best, ceiling = np.zeros(np.broadcast(m, n, k).shape), np.ones(np.broadcast(m, n, k).shape)
     for (pm, pn, pk), e in zip(shapes, eff, strict=True):
         inside = _grid_eval(axes, grid, np.minimum(m, pm), np.minimum(n, pn), np.minimum(k, pk), floor=True)
@@ -304,7 +306,14 @@ def gemm_source(device: str | Device, fmt: str) -> GemmSource:
 def _source(device: str, compute: str, note: str) -> tuple:
     """``GemmSource``'s fields after ``device`` and ``fmt``, for a catalogue device and an arithmetic."""
     table_device, reason = device, note + "the device's own measurements"
-    if _table(device, compute) is None:
+    own, neighbour = _table(device, compute), NEIGHBOURS.get(device, ("", ""))[0]
+    if own is not None and neighbour and own[2] < (_table(neighbour, compute) or (0, 0, 0))[2]:
+        why = NEIGHBOURS[device][1]
+        table_device = neighbour
+        reason = (
+            note + f"{device}'s {compute} table has {own[2]} shape(s), {neighbour}'s more; {neighbour} stands in: {why}"
+        )
+    elif own is None:
         neighbour, why = NEIGHBOURS[device]
         table_device, reason = neighbour, note + f"no {compute} measurement of {device}; {neighbour} stands in: {why}"
         if _table(neighbour, compute) is None:

@@ -45,7 +45,7 @@ what stops it, one of :data:`BINDINGS`.
 >>> from lib.units import ms
 >>> cap = capacity(PRESETS["llama-3-8b"], "h100-sxm", Layout(), 1024, 256, tpot_limit=20 * ms)
 >>> round(cap.rate, 1), cap.binding, round(cap.load.tpot_quantile / ms, 1)
-(17.6, 'TPOT target', 19.9)
+(17.7, 'TPOT target', 20.0)
 """
 
 from __future__ import annotations

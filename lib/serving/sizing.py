@@ -14,7 +14,7 @@ fills whole servers, as a launcher would place it.
 >>> plan = size(PRESETS["llama-3-70b"], "h100-sxm", 20.0, 1024, 256, ttft_limit=1.0, tpot_limit=50 * ms,
 ...             weight_format="fp8")
 >>> plan.layout.name, plan.devices, round(plan.capacity.rate, 1)
-('tp2-pp1-dp3', 6, 23.1)
+('tp2-pp1-dp3', 6, 21.4)
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def best_capacity(
     >>> from lib.transformer import PRESETS
     >>> best = best_capacity(PRESETS["llama-3-8b"], "l4", 8, 512, 128, tpot_limit=0.1)
     >>> best.layout.name, best.spare
-    ('tp2-pp2-dp2', 0)
+    ('tp2-pp1-dp4', 0)
     """
     n = _checks.scalar_count("devices", devices, minimum=1)
     per_node = _checks.scalar_count("devices_per_node", devices_per_node, minimum=1)

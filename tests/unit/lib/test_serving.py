@@ -160,6 +160,6 @@ def test_the_command_line_marks_the_simpler_layout_and_prints_why(capsys, argv, 
     marked = [line.split()[0] for line in lines if line.endswith("<- best")]
     assert marked == [simple]
     note = [line for line in lines if line.startswith(f"{lead} is ")]
-    assert len(note) == 1 and "inside the model's 16 % error" in note[0] and f"{simple} is simpler" in note[0]
+    assert len(note) == 1 and "inside the model's 15 % error" in note[0] and f"{simple} is simpler" in note[0]
     flags = serving.parse_vllm_command(next(line for line in lines if line.startswith("vllm serve")))
     assert int(flags["tensor-parallel-size"]) == int(simple.split("-")[0][2:])

@@ -46,7 +46,7 @@ def _implied_rates(config, row, prompt, output, hit, weight_format):
 @settings(max_examples=60, deadline=None)
 @given(
     key=st.sampled_from(["llama-3-8b", "llama-3-70b", "mistral-7b", "qwen2-7b", "mixtral-8x7b"]),
-    device=st.sampled_from(["h100-sxm", "a100-80gb", "l40s", "l4"]),
+    device=st.sampled_from(sorted(DEVICES)),  # every catalogued device, with its own or a stand-in's kernels
     devices=st.sampled_from([1, 2, 4, 8, 16]),
     prompt=st.integers(128, 8192),
     output=st.integers(16, 2048),
@@ -287,7 +287,7 @@ TIES = {
     ),
     "Llama 405B FP8, 8 H200, batch 256": (
         ("llama-3.1-405b", "h200", 8, 256, 4096, 256, dict(weight_format="fp8")),
-        "tp2-pp4-dp1",
+        "tp4-pp2-dp1",
         "tp8-pp1-dp1",
         "tensor, not tensor + pipeline",
     ),
@@ -307,18 +307,18 @@ def test_a_near_tie_goes_to_the_simpler_layout_and_the_note_says_why(case):
     assert chosen.name == simple
     note = serving.tie_note(rows, chosen)
     assert note == (
-        f"{lead} is {100 * ahead:.2f} % ahead, inside the model's 16 % error (chapter 11); {simple} is simpler: {kinds}"
+        f"{lead} is {100 * ahead:.2f} % ahead, inside the model's 15 % error (chapter 11); {simple} is simpler: {kinds}"
     )
     assert serving.tie_note(rows, by_name[lead]) == ""
 
 
 def test_a_lead_beyond_the_band_is_kept():
-    # 405B INT4 on 8 H100s at 256 sequences of 1024 + 512: tp2-pp4 leads tp8 by ~19 %, beyond the 16 % band;
-    # no layout of fewer kinds is within it either (pp8 falls further behind), so the leader stays.
-    rows = serving.plan(PRESETS["llama-3.1-405b"], "h100-sxm", 8, 256, 1024, 512, weight_format="int4")
+    # 405B INT4 on 8 L40S (PCIe, no NVLink) at 64 sequences of 1024 + 256: tp4-pp2 leads tp8 by ~33 %, far beyond
+    # the 15 % band; no layout of fewer kinds is within it either, so the leader stays.
+    rows = serving.plan(PRESETS["llama-3.1-405b"], "l40s", 8, 64, 1024, 256, weight_format="int4")
     by_name = {row.name: row for row in rows}
-    assert by_name["tp2-pp4-dp1"].tokens_per_s_per_device > 1.16 * by_name["tp8-pp1-dp1"].tokens_per_s_per_device
-    assert serving.best(rows).name == serving.leader(rows).name == "tp2-pp4-dp1"
+    assert by_name["tp4-pp2-dp1"].tokens_per_s_per_device > 1.15 * by_name["tp8-pp1-dp1"].tokens_per_s_per_device
+    assert serving.best(rows).name == serving.leader(rows).name == "tp4-pp2-dp1"
     assert serving.tie_note(rows, serving.best(rows)) == ""
 
 
@@ -394,4 +394,5 @@ def test_the_band_is_chapter_11s_held_out_decode_error():
 
     scores = summary()
     assert serving.TIE_BAND == pytest.approx(scores["decode"].median, abs=0.005)
-    assert serving.TIE_BAND <= min(scores[key].median for key in ("decode", "prefill", "load"))
+    # rounded to a whole percent: never more than half a percent above the smallest of the three errors
+    assert serving.TIE_BAND <= min(scores[key].median for key in ("decode", "prefill", "load")) + 0.005
