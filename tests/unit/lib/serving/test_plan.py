@@ -389,6 +389,7 @@ def test_best_is_within_the_band_and_no_simpler_row_is(picks, with_targets):
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 def test_the_band_is_chapter_11s_held_out_decode_error():
     from lib.validation.report import summary
 
