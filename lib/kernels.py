@@ -218,10 +218,10 @@ def _grid_eval(axes, grid, m, n, k, floor: bool = False) -> np.ndarray:
     weights, scale = [], np.ones(np.broadcast(m, n, k).shape)
     for axis, q in zip(axes, (m, n, k), strict=True):
         logs = np.log2(axis)
-        x = np.clip(np.log2(q), logs[0], logs[-1])
+        x = np.minimum(np.maximum(np.log2(q), logs[0]), logs[-1])
         if floor:
             scale = scale * np.minimum(1.0, q / axis[0])
-        i = np.clip(np.searchsorted(logs, x, side="right") - 1, 0, len(logs) - 2)
+        i = np.minimum(np.maximum(np.searchsorted(logs, x, side="right") - 1, 0), len(logs) - 2)
         weights.append((i, (x - logs[i]) / (logs[i + 1] - logs[i])))
     (i, u), (j, v), (h, w) = weights
     total = np.zeros(np.broadcast(m, n, k).shape)
@@ -237,18 +237,27 @@ def _shape_grid(device: str):
     return _table(grid_device, compute)[3]
 
 
+@functools.cache
+def _points(device: str, compute: str):
+    """A points table's shapes ``(P, 3)``, each point's efficiency over its own grid value, its efficiencies, the
+    rows held below, and its shape grid."""
+    shapes, eff = _table(device, compute)[3]
+    axes, grid = _shape_grid(device)
+    own = _grid_eval(axes, grid, shapes[:, 0], shapes[:, 1], shapes[:, 2], floor=True)
+    return shapes, eff / own, eff, min(shapes[:, 0].min(), axes[0][0]), (axes, grid)
+
+
 def _efficiency(device: str, compute: str, m, n, k) -> np.ndarray:
     rule, _, _, data = _table(device, compute)
     if rule == "grid":
         return np.minimum(1.0, _grid_eval(*data, m, n, k))
-    shapes, eff = data
-    axes, grid = _shape_grid(device)
-    m = np.maximum(m, min(shapes[:, 0].min(), axes[0][0]))  # held below the fewest rows of the table or grid
-    best, ceiling = np.zeros(np.broadcast(m, n, k).shape), np.ones(np.broadcast(m, n, k).shape)
-    for (pm, pn, pk), e in zip(shapes, eff, strict=True):
-        inside = _grid_eval(axes, grid, np.minimum(m, pm), np.minimum(n, pn), np.minimum(k, pk), floor=True)
-        best = np.maximum(best, e * inside / _grid_eval(axes, grid, pm, pn, pk, floor=True))
-        ceiling = np.where((m <= pm) & (n <= pn) & (k <= pk), np.minimum(ceiling, e), ceiling)
+    shapes, scaled, eff, hold, (axes, grid) = _points(device, compute)
+    m = np.maximum(m, hold)  # held below the fewest rows of the table or grid
+    q = np.broadcast(m, n, k).shape
+    pm, pn, pk = (shapes[:, i].reshape((-1,) + (1,) * len(q)) for i in range(3))  # points along a new first axis
+    inside = _grid_eval(axes, grid, np.minimum(m, pm), np.minimum(n, pn), np.minimum(k, pk), floor=True)
+    best = np.max(scaled.reshape(pm.shape) * inside, axis=0)
+    ceiling = np.min(np.where((m <= pm) & (n <= pn) & (k <= pk), eff.reshape(pm.shape), 1.0), axis=0)
     return np.minimum(ceiling, best)
 
 
@@ -350,7 +359,7 @@ def table_data(device: str, compute: str) -> dict:
     }
 
 
-def gemm_efficiency(device: str | Device, fmt: str, m, n, k) -> float | np.ndarray:
+def gemm_efficiency(device: str | Device, fmt: str, m, n, k, check: bool = True) -> float | np.ndarray:
     """Achieved fraction of ``compute_peak(device, fmt)`` for an ``m x k`` by ``k x n`` product (arrays broadcast).
 
     Parameters
@@ -362,6 +371,9 @@ def gemm_efficiency(device: str | Device, fmt: str, m, n, k) -> float | np.ndarr
         Weight format in :data:`lib.formats.WEIGHT_FORMATS`.
     m, n, k : int or array of int
         Rows of the activations (tokens), output features, input features; each >= 1.
+    check : bool
+        Check ``m``, ``n`` and ``k`` (``False`` for a caller that already holds whole numbers >= 1, as the
+        serving model's inner loop does, like scipy's ``check_finite``).
 
     Returns
     -------
@@ -376,16 +388,16 @@ def gemm_efficiency(device: str | Device, fmt: str, m, n, k) -> float | np.ndarr
     ValueError: m must be >= 1, got 0
     """
     source = gemm_source(device, fmt)
-    m, n, k = (count(name, value, minimum=1) for name, value in (("m", m), ("n", n), ("k", k)))
-    m, n, k = np.broadcast_arrays(m, n, k)
-    return result(_efficiency(source.table_device, source.table_format, m, n, k))
+    if check:
+        m, n, k = (count(name, value, minimum=1) for name, value in (("m", m), ("n", n), ("k", k)))
+    return result(_efficiency(source.table_device, source.table_format, *np.broadcast_arrays(m, n, k)))
 
 
-def gemm_flops(device: str | Device, fmt: str, m, n, k) -> float | np.ndarray:
+def gemm_flops(device: str | Device, fmt: str, m, n, k, check: bool = True) -> float | np.ndarray:
     """Achieved FLOP/s of an ``m x k`` by ``k x n`` matrix product (``2 m n k`` FLOP) in ``fmt`` on ``device``.
 
-    The efficiency of :func:`gemm_efficiency` times :func:`lib.formats.compute_peak`; ``m``, ``n`` and ``k``
-    broadcast, so a sweep over the token count is one call.
+    The efficiency of :func:`gemm_efficiency` (``check`` as there) times :func:`lib.formats.compute_peak`;
+    ``m``, ``n`` and ``k`` broadcast, so a sweep over the token count is one call.
 
     >>> import numpy as np
     >>> np.round(gemm_flops("h100-sxm", "bf16", np.array([256, 512, 1024]), 4096, 4096) / 1e12, 1)
@@ -393,4 +405,4 @@ def gemm_flops(device: str | Device, fmt: str, m, n, k) -> float | np.ndarray:
     >>> round(gemm_flops("h100-sxm", "bf16", 1, 4096, 4096) / 1e12, 1)   # below the grid: held at m = 256
     412.0
     """
-    return result(gemm_efficiency(device, fmt, m, n, k) * compute_peak(device, fmt))
+    return result(gemm_efficiency(device, fmt, m, n, k, check) * compute_peak(device, fmt))

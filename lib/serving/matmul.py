@@ -43,6 +43,7 @@ single-efficiency model, which chapter 11 scores as the baseline).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,6 +101,11 @@ def layer_products(config: ModelConfig, layout: Layout) -> list[Product]:
     >>> [(p.name, p.n, p.k) for p in layer_products(PRESETS["mixtral-8x7b"], Layout(tp=2, expert_parallel=True))][-2:]
     [('expert gate-up', 28672.0, 4096), ('expert down', 4096, 14336.0)]
     """
+    return list(_layer_products(config, layout))
+
+
+@functools.cache
+def _layer_products(config: ModelConfig, layout: Layout) -> tuple[Product, ...]:
     d, split = config.hidden, 1 if layout.attention_dp else layout.tp
     moe = config.moe_layers / config.layers
     products = []
@@ -117,7 +123,7 @@ def layer_products(config: ModelConfig, layout: Layout) -> list[Product]:
         products.append(Product("other", rest / d, d))
     expert_split = 1 if layout.expert_parallel else layout.tp
     routed = _mlp("expert " if config.experts > 1 else "", config, config.ffn_hidden, expert_split, moe, True)
-    return products + routed
+    return tuple(products + routed)
 
 
 def product_flops(
@@ -134,7 +140,7 @@ def product_flops(
     if efficiency is not None:
         return result(np.broadcast_to(efficiency * compute_peak(device, fmt), np.shape(rows)) * 1.0)
     whole = np.maximum(np.round(np.asarray(rows, dtype=float)), 1.0)
-    return gemm_flops(device, fmt, whole, max(round(n), 1), max(round(k), 1))
+    return gemm_flops(device, fmt, whole, max(round(n), 1), max(round(k), 1), check=False)
 
 
 def linear_compute_time(
@@ -161,9 +167,18 @@ def linear_compute_time(
     >>> [round(linear_compute_time(config, Layout(tp=2), "h100-sxm", "fp8", t, t, t) / ms, 3) for t in (64, 4096)]
     [0.163, 2.306]
     """
+    products = layer_products(config, layout)
+    picked = [(expert_rows, expert_pairs) if p.routed else (attended, attended) for p in products]
+    if efficiency is None:  # every product's measured rate in one evaluation of the tables
+        shape = np.broadcast(*(np.asarray(rows) for rows, _ in picked)).shape
+        rows = np.stack([np.broadcast_to(np.asarray(rows, dtype=float), shape) for rows, _ in picked])
+        sizes = np.array([[max(round(p.n), 1), max(round(p.k), 1)] for p in products]).reshape(
+            (-1, 2) + (1,) * len(shape)
+        )
+        rates = gemm_flops(device, fmt, np.maximum(np.round(rows), 1.0), sizes[:, 0], sizes[:, 1], check=False)
+    else:
+        rates = [product_flops(device, fmt, rows, p.n, p.k, efficiency) for p, (rows, _) in zip(products, picked)]
     total = 0.0
-    for p in layer_products(config, layout):
-        rows, work = (expert_rows, expert_pairs) if p.routed else (attended, attended)
-        rate = product_flops(device, fmt, rows, p.n, p.k, efficiency)
+    for p, (_, work), rate in zip(products, picked, rates, strict=True):
         total = total + p.share * 2 * np.asarray(work, dtype=float) * p.n * p.k / rate
     return result(total)
