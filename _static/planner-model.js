@@ -586,14 +586,21 @@
     pmf[K] = Math.max(0.0, 1 - head);
     var tail = pmf[K] > 1e-12 ? (mu - below) / Math.max(pmf[K], 1e-300) : K;
     var long = n >= room, busy = Math.min(1.0, mu * n / room), tokens = [], weights = [];
+    var short = [], lowMass = 0.0, fullMass = 0.0, lowTokens = 0.0;
     for (i = 0; i <= K; i++) {
-      var count = i === K ? Math.max(K, tail) : i;
+      short.push(Math.min((i === K ? Math.max(K, tail) : i) * n, room));
+      if (short[i] < room) { lowMass += pmf[i]; lowTokens += pmf[i] * short[i]; } else { fullMass += pmf[i]; }
+    }
+    // what a full step cuts off runs in later steps: weight moves to full steps until the mean is the demand
+    var gap = room * lowMass - lowTokens;
+    var keep = gap > 0 && fullMass > 1e-12 ? Math.min(1.0, (room - Math.min(mu * n, room)) / Math.max(gap, 1e-300)) : 1.0;
+    for (i = 0; i <= K; i++) {
       if (long) {
         weights.push(i === 0 ? 1 - busy : (i === K ? busy : 0.0));
         tokens.push(i === K ? room : 0.0);
       } else {
-        weights.push(pmf[i]);
-        tokens.push(Math.min(count * n, room));
+        weights.push(pmf[i] * (short[i] >= room ? 1 + (1 - keep) * lowMass / Math.max(fullMass, 1e-300) : keep));
+        tokens.push(short[i]);
       }
     }
     return { tokens: tokens, weights: weights };

@@ -224,8 +224,11 @@ def prefill_lumps(decode: Any, prompts_per_step: Any, new_tokens: Any, budget: i
     fills whole steps, so a share ``rho = mu n / R`` of the steps carries
     ``R`` prompt tokens and the rest none; shorter prompts arrive as a
     Poisson count ``K`` of mean ``mu`` per step and a step computes
-    ``min(K n, R)``. The counts from :data:`_LUMPS` up are one lump at their
-    conditional mean ``E[K | K >= L]``, so the mean count stays exact.
+    ``min(K n, R)``; what a full step cuts off runs in the next steps (as
+    vLLM V1's scheduler carries a cut prompt's remaining chunk), so weight
+    moves from the steps below ``R`` to full ones until the mean is the
+    demand ``min(mu n, R)``. The counts from :data:`_LUMPS` up are one lump
+    at their conditional mean ``E[K | K >= L]``, so the mean count stays exact.
 
     >>> tokens, weights = prefill_lumps(60.0, 0.25, 1024, 8192)
     >>> [round(float(x)) for x in tokens[:3]], [round(float(w), 3) for w in weights[:3]]
@@ -248,8 +251,17 @@ def prefill_lumps(decode: Any, prompts_per_step: Any, new_tokens: Any, budget: i
     long_ = n >= room
     busy = np.minimum(1.0, mu * n / room)
     two = np.where(k == 0, 1 - busy, np.where(k == _LUMPS, busy, 0.0))
-    weights = np.where(long_, two, pmf)
-    tokens = np.where(long_, np.where(k == _LUMPS, room, 0.0), np.minimum(count * n, room))
+    short = np.minimum(count * n, room)
+    full = short >= room
+    # What a full step cuts off runs in later steps: weight moves from the steps below the room to full ones
+    # until the mean is the demand min(mu n, R), so no prompt token is lost.
+    low_mass, full_mass = np.sum(np.where(full, 0.0, pmf), axis=0), np.sum(np.where(full, pmf, 0.0), axis=0)
+    gap = room * low_mass - np.sum(np.where(full, 0.0, pmf * short), axis=0)
+    keep = np.minimum(1.0, (room - np.minimum(mu * n, room)) / np.maximum(gap, 1e-300))
+    keep = np.where((gap > 0) & (full_mass > 1e-12), keep, 1.0)
+    spilled = pmf * np.where(full, 1 + (1 - keep) * low_mass / np.maximum(full_mass, 1e-300), keep)
+    weights = np.where(long_, two, spilled)
+    tokens = np.where(long_, np.where(k == _LUMPS, room, 0.0), short)
     shape = np.broadcast_shapes(tokens.shape, weights.shape)
     return np.broadcast_to(tokens, shape), np.broadcast_to(weights, shape)
 

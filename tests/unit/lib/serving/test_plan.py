@@ -32,9 +32,10 @@ def _implied_rates(config, row, prompt, output, hit, weight_format):
     requests_per_s = row.tokens_per_s / output
     context = prompt + output / 2
     attention = 4 * config.layers * config.heads * config.head_dim
-    per_request = 2 * active * (output + (1 - hit) * prompt) + attention * (
-        output * context + (1 - hit) * prompt * prompt / 2
-    )
+    # the prompt's last step samples the first output token, so output - 1 decode steps follow; the head scores
+    # sampled tokens only, one per output token
+    per_request = 2 * (active - parts.head) * (output - 1 + (1 - hit) * prompt) + 2 * parts.head * output
+    per_request += attention * ((output - 1) * context + (1 - hit) * prompt * prompt / 2)
     flops = requests_per_s * per_request / row.devices
     # Every step of every replica reads each device's share of the linear weights at least once.
     steps_per_s = row.tokens_per_s / (row.batch * row.dp)
