@@ -190,7 +190,7 @@ def disaggregate(
     >>> from lib.transformer import PRESETS
     >>> plan = disaggregate(PRESETS["llama-3-8b"], "h100-sxm", 4, 4096, 128, ttft_limit=1.0, tpot_limit=0.02)
     >>> plan.name, plan.binding
-    ('prefill tp1-pp1-dp2 + decode tp1-pp1-dp2', 'prefill pool')
+    ('prefill tp1-pp2-dp1 + decode tp1-pp1-dp2', 'prefill pool')
     """
     n = _checks.scalar_count("devices", devices, minimum=2)
     cluster = Cluster(device, devices_per_node, link, inter_link, nics_per_node)

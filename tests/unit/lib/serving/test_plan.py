@@ -287,10 +287,10 @@ TIES = {
         "tensor, not experts + attention data-parallel",
     ),
     "Llama 405B FP8, 8 H200, batch 256": (
-        ("llama-3.1-405b", "h200", 8, 256, 4096, 256, dict(weight_format="fp8")),
-        "tp4-pp2-dp1",
+        ("llama-3.1-405b", "h200", 8, 256, 1024, 256, dict(weight_format="fp8")),
+        "tp4-pp1-dp2",
         "tp8-pp1-dp1",
-        "tensor, not tensor + pipeline",
+        "tensor, not replicas + tensor",
     ),
 }
 
