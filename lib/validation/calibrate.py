@@ -26,7 +26,7 @@ vLLM's benchmark (:mod:`lib.collectives.engine`).
 (0.9005, 0.752, 110.6)
 >>> cal = calibrate_serving()
 >>> cal.compute_efficiency is None, round(cal.layer_overhead * 1e6, 1)
-(True, 110.8)
+(True, 110.4)
 """
 
 from __future__ import annotations
