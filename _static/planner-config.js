@@ -65,10 +65,17 @@
   function fromHfConfig(raw, name) {
     var known = window.PLANNER_DATA.hf_architectures;
     if (typeName(raw) !== "dict") { fail("config.json must hold a JSON object, got " + typeName(raw)); }
+    var refused = window.PLANNER_DATA.hf_refused;
     var architectures = truthy(raw.architectures) ? raw.architectures : [];
-    var arch = (Array.isArray(architectures) ? architectures : []).filter(function (a) { return has(known, a); })[0];
-    if (arch === undefined) {
-      fail("architectures must name one of " + repr(Object.keys(known).sort()) + ", got " + repr(architectures));
+    var listed = Array.isArray(architectures) ? architectures : [];
+    var arch = listed.filter(function (a) { return has(known, a) || refused.indexOf(a) >= 0; })[0];
+    if (arch === undefined) {  // lib's message, which names every architecture lib reads
+      fail("architectures must name one of " + repr(Object.keys(known).concat(refused).sort()) + ", got " +
+        repr(architectures));
+    }
+    if (!has(known, arch)) {
+      fail("architectures " + repr(arch) + " uses latent attention, which this page's custom model cannot hold " +
+        "(lib.transformer.from_hf_config reads it)");
     }
     var f = {};
     REQUIRED.forEach(function (r) { f[r[0]] = whole(r[0], field(raw, r[0], r[1])); });

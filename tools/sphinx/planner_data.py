@@ -225,6 +225,7 @@ def planner_data() -> dict:
         "presets": {slug: _pick(config, MODEL_FIELDS) for slug, config in transformer.PRESETS.items()},
         "model_defaults": _field_defaults(transformer.ModelConfig, MODEL_DEFAULTS),
         "hf_architectures": {a: bias for a, bias in transformer.ARCHITECTURES.items() if a not in PAGE_REFUSES},
+        "hf_refused": sorted(PAGE_REFUSES),
         "devices": {slug: _pick(device, DEVICE_FIELDS) for slug, device in hardware.DEVICES.items()},
         "device_defaults": _field_defaults(hardware.Device, DEVICE_DEFAULTS),
         "links": {slug: _pick(link, LINK_FIELDS) for slug, link in hardware.LINKS.items()},
