@@ -362,6 +362,20 @@ def moe_scenario(rng: random.Random, model: str, targets: bool) -> dict[str, str
     return q
 
 
+def plan_draw(rng: random.Random, index: int) -> dict[str, str]:
+    """Plan scenario ``index``: :func:`random_scenario`, but the first two are Mixtral models on whole servers
+    beside their expert-parallel twins (``"both"``), a kind that random draws seldom show.
+
+    >>> plan_draw(random.Random(0), 0)["expert_parallel"], plan_draw(random.Random(0), 5).get("model") is not None
+    ('both', True)
+    """
+    if index < 2:
+        q = moe_scenario(rng, MOE_MODELS[2 + index], targets=False)
+        q["expert_parallel"] = "both"
+        return q
+    return random_scenario(rng)
+
+
 def moe_draw(rng: random.Random, index: int) -> dict[str, str]:
     """Scenario ``index``: each model of :data:`MOE_MODELS` in turn, twice, the second time with targets."""
     return moe_scenario(rng, MOE_MODELS[index // 2 % len(MOE_MODELS)], targets=index % 2 == 1)
@@ -2285,7 +2299,7 @@ def generate(progress: Callable[[str], None] = lambda text: None) -> dict[str, s
         def label(kind: str) -> Callable[[int], None]:
             return lambda i: setattr(recorder, "scenario", f"{kind} {i:02d}")
 
-        planned = scenarios(RANDOM_SCENARIOS, PLAN_SEED, lambda rng, _: random_scenario(rng), label("plan"))
+        planned = scenarios(RANDOM_SCENARIOS, PLAN_SEED, plan_draw, label("plan"))
         progress("plan scenarios")
         moe = scenarios(MOE_SCENARIOS, MOE_SEED, moe_draw, label("moe"))
         progress("moe scenarios")
