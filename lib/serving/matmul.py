@@ -126,11 +126,10 @@ def _layer_products(config: ModelConfig, layout: Layout) -> tuple[Product, ...]:
     return tuple(products + routed)
 
 
-def product_flops(
-    device: str | Device, fmt: str, rows: Any, n: float, k: float, efficiency: float | None = None
-) -> Any:
+def product_flops(device: str | Device, fmt: str, rows: Any, n: Any, k: Any, efficiency: float | None = None) -> Any:
     """FLOP/s of ``rows`` tokens through an ``n x k`` weight: measured for the shape (:func:`lib.kernels.gemm_flops`,
-    at least one whole row), or ``efficiency`` of the format's peak when one is given.
+    each size rounded to at least one whole row or feature; arrays broadcast), or ``efficiency`` of the format's
+    peak when one is given.
 
     >>> round(product_flops("h100-sxm", "bf16", 4096, 4096, 4096) / 1e12, 1)   # XLA's sm_90 entry
     783.3
@@ -138,9 +137,9 @@ def product_flops(
     742.1
     """
     if efficiency is not None:
-        return result(np.broadcast_to(efficiency * compute_peak(device, fmt), np.shape(rows)) * 1.0)
-    whole = np.maximum(np.round(np.asarray(rows, dtype=float)), 1.0)
-    return gemm_flops(device, fmt, whole, max(round(n), 1), max(round(k), 1), check=False)
+        return result(np.broadcast_to(efficiency * compute_peak(device, fmt), np.broadcast(rows, n, k).shape) * 1.0)
+    whole = [np.maximum(np.round(np.asarray(x, dtype=float)), 1.0) for x in (rows, n, k)]
+    return gemm_flops(device, fmt, *whole, check=False)
 
 
 def linear_compute_time(
@@ -169,15 +168,11 @@ def linear_compute_time(
     """
     products = layer_products(config, layout)
     picked = [(expert_rows, expert_pairs) if p.routed else (attended, attended) for p in products]
-    if efficiency is None:  # every product's measured rate in one evaluation of the tables
-        shape = np.broadcast(*(np.asarray(rows) for rows, _ in picked)).shape
-        rows = np.stack([np.broadcast_to(np.asarray(rows, dtype=float), shape) for rows, _ in picked])
-        sizes = np.array([[max(round(p.n), 1), max(round(p.k), 1)] for p in products]).reshape(
-            (-1, 2) + (1,) * len(shape)
-        )
-        rates = gemm_flops(device, fmt, np.maximum(np.round(rows), 1.0), sizes[:, 0], sizes[:, 1], check=False)
-    else:
-        rates = [product_flops(device, fmt, rows, p.n, p.k, efficiency) for p, (rows, _) in zip(products, picked)]
+    # every product's rate in one evaluation: products along a new first axis
+    shape = np.broadcast(*(np.asarray(rows) for rows, _ in picked)).shape
+    rows = np.stack([np.broadcast_to(np.asarray(rows, dtype=float), shape) for rows, _ in picked])
+    n, k = (np.array([getattr(p, size) for p in products]).reshape((-1,) + (1,) * len(shape)) for size in "nk")
+    rates = product_flops(device, fmt, rows, n, k, efficiency)
     total = 0.0
     for p, (_, work), rate in zip(products, picked, rates, strict=True):
         total = total + p.share * 2 * np.asarray(work, dtype=float) * p.n * p.k / rate
