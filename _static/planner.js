@@ -157,7 +157,7 @@
       MODEL_FIELDS.forEach(function (f) { config[MODEL_KEYS[f]] = v[f]; });
       MODEL_FLAGS.forEach(function (f) { config[f] = values[f] === "on"; });
     } else if (model) {
-      config = D.presets[model];
+      config = preset(model);
     }
     var deviceSpec = null;
     if (device === "custom") {
@@ -206,6 +206,9 @@
       }
     };
   }
+
+  /* A model preset: the data leaves out the fields at ModelConfig's defaults (model_defaults). */
+  function preset(key) { return Object.assign({}, D.model_defaults, D.presets[key]); }
 
   /* An object whose keys are the names of a list (for pick). */
   function arrayKeys(names) {
@@ -300,7 +303,7 @@
       MODEL_FLAGS.forEach(function (f) { E[f].checked = !!c[f]; });
     }
     function fillModel() {  // show the preset's numbers in the model fields
-      if (D.presets[E.model.value]) { showModel(D.presets[E.model.value]); }
+      if (D.presets[E.model.value]) { showModel(preset(E.model.value)); }
     }
     function fillDevice() {
       var d = D.devices[E.device.value];

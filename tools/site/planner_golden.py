@@ -1089,7 +1089,7 @@ def mirrors() -> list[Mirror]:
             [o.device(c.bound["device"]), *(c.bound[x] for x in ("fmt", "rows", "n", "k", "efficiency"))],
             c.result,
         ),
-        broadcast=("rows",),
+        broadcast=("rows", "n", "k"),
     )
     add(
         m,

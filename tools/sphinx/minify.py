@@ -1,4 +1,4 @@
-"""Sphinx extension: the interactive pages' own scripts ship without comments and indentation.
+"""Sphinx extension: the interactive pages' own scripts and styles ship without comments and indentation.
 
 The planner's scripts mirror ``lib`` function by function, and each
 function's comment names the Python it follows: the repository keeps them
@@ -7,8 +7,12 @@ files must stay under 200 kB (``tests/browser/test_planner.py``). When the
 build ends, :func:`minify_scripts` rewrites each page-only script
 (:data:`tools.sphinx.html_tweaks.PAGE_ONLY`) in the built site with ``jsmin``
 (comments and needless whitespace removed; strings, template literals and
-the code's meaning untouched), under a first line that says where its source
-is. The browser tests run on these files, so they test what readers get.
+the code's meaning untouched), and each page-only style sheet with
+:func:`minified_css` (comments, indentation and the spaces around ``{ } ; , >``
+and after ``:`` removed; strings untouched), under a first line that says where its source
+is. The pages that load them lose the indentation of their lines outside
+``<pre>``, ``<textarea>`` and ``<script>`` (:func:`unindented_html`). The
+browser tests run on these files, so they test what readers get.
 
 >>> print(minified("// the sum\\nfunction add(a, b) {\\n  return a + b;  // both\\n}\\n", "add.js"))
 /* _static/add.js of the book's repository, minified (the source there is commented). */
@@ -17,6 +21,7 @@ function add(a,b){return a+b;}
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +32,30 @@ if __package__:
 else:  # loaded by Sphinx with tools/ on the path (tools.sphinx.html_tweaks)
     from html_tweaks import PAGE_ONLY
 
-__all__ = ["minified", "minify_scripts", "SCRIPTS", "HEADER"]
+__all__ = [
+    "minified",
+    "minified_css",
+    "minify_pages",
+    "minify_scripts",
+    "unindented_html",
+    "PAGES",
+    "SCRIPTS",
+    "HEADER",
+]
 
-#: The scripts that are minified in the built site: every page-only ``.js`` file.
-SCRIPTS = sorted(name for name in PAGE_ONLY if name.endswith(".js"))
+#: The files that are minified in the built site: every page-only script and style sheet.
+SCRIPTS = sorted(name for name in PAGE_ONLY if name.endswith((".js", ".css")))
+
+#: The pages whose lines lose their indentation: every page that loads a page-only file.
+PAGES = sorted({page for pages in PAGE_ONLY.values() for page in pages})
+
+#: An element whose whitespace matters, or a line's indentation.
+_INDENTATION = re.compile(r"(<(pre|textarea|script)\b.*?</\2>)|\n[ \t]+", re.S)
+
+#: A CSS string (kept as it is) or a comment; then, once comments are gone, a string, the whitespace around
+#: a character that needs none (``{ } ; , >``) or after a colon, or other whitespace.
+_CSS_COMMENTS = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|/\*.*?\*/""", re.S)
+_CSS_SPACES = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|\s*([{};,>])\s*|(:)\s+|\s+""")
 
 #: How a minified file begins (so that a file already minified is left as it is).
 HEADER = "/* _static/{name} of the book's repository, minified (the source there is commented). */\n"
@@ -38,7 +63,39 @@ HEADER = "/* _static/{name} of the book's repository, minified (the source there
 
 def minified(source: str, name: str) -> str:
     """``source`` without comments or needless whitespace, under a line naming ``_static/<name>``."""
-    return HEADER.format(name=name) + jsmin(source, quote_chars="'\"`")
+    body = minified_css(source) if name.endswith(".css") else jsmin(source, quote_chars="'\"`")
+    return HEADER.format(name=name) + body
+
+
+def minified_css(source: str) -> str:
+    """A style sheet without comments or needless whitespace; strings are left as they are.
+
+    >>> print(minified_css("a > b,  c {  /* lib's */ content: 'a  ;b' ;  margin: 0 auto; }\\n@media (width < 40rem) { }"))
+    a>b,c{content:'a  ;b';margin:0 auto}@media (width < 40rem){}
+    """
+    text = _CSS_COMMENTS.sub(lambda m: m[1] or " ", source)
+    text = _CSS_SPACES.sub(lambda m: m[1] or m[2] or m[3] or " ", text)
+    return text.replace(";}", "}").strip()
+
+
+def unindented_html(html: str) -> str:
+    """``html`` with each line's indentation removed, outside ``<pre>``, ``<textarea>`` and ``<script>``.
+
+    >>> unindented_html("<div>\\n    <p>a\\n      b</p>\\n<pre>  x\\n    y</pre>\\n  </div>")
+    '<div>\\n<p>a\\nb</p>\\n<pre>  x\\n    y</pre>\\n</div>'
+    """
+    return _INDENTATION.sub(lambda m: m[1] or "\n", html)
+
+
+def minify_pages(outdir: Path) -> list[str]:
+    """Remove the indentation (:func:`unindented_html`) of each of :data:`PAGES` under ``outdir``; return them."""
+    done = []
+    for page in PAGES:
+        path = Path(outdir) / f"{page}.html"
+        if path.is_file():
+            path.write_text(unindented_html(path.read_text(encoding="utf-8")), encoding="utf-8")
+            done.append(page)
+    return done
 
 
 def minify_scripts(outdir: Path) -> list[str]:
@@ -69,6 +126,7 @@ def minify_scripts(outdir: Path) -> list[str]:
 def _minify(app: Any, exception: Exception | None) -> None:
     if exception is None and app.builder.format == "html":
         minify_scripts(Path(app.outdir))
+        minify_pages(Path(app.outdir))
 
 
 def setup(app: Any) -> dict:

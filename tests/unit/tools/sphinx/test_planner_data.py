@@ -10,9 +10,10 @@ from dataclasses import asdict
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
-from lib import collectives, experts, formats, hardware, serving, transformer, units
+from lib import collectives, experts, formats, hardware, kernels, serving, transformer, units
 from lib.collectives import engine as engine_allreduce
 from lib.serving import engine as serving_engine
 from tools.sphinx import html_tweaks, planner_data
@@ -35,7 +36,7 @@ def test_every_preset_device_and_link_with_its_numbers():
     data = planner_data.planner_data()
     assert set(data["presets"]) == set(transformer.PRESETS)
     for slug, config in transformer.PRESETS.items():
-        exported = data["presets"][slug]
+        exported = {**data["model_defaults"], **data["presets"][slug]}
         for name in planner_data.MODEL_FIELDS:
             assert exported[name] == getattr(config, name), (slug, name)
     assert set(data["devices"]) == set(hardware.DEVICES)
@@ -163,7 +164,9 @@ def test_what_attention_data_parallel_layouts_need():
     """MLA's latent widths and the shared experts of DeepSeek-V3 and Qwen3, the engine's expert exchange and
     vLLM's flag for it: the page prices and writes adp layouts (expert_parallel="all") from these."""
     data = planner_data.planner_data()
-    deepseek, qwen = data["presets"]["deepseek-v3"], data["presets"]["qwen3-235b-a22b"]
+    deepseek, qwen = (
+        {**data["model_defaults"], **data["presets"][slug]} for slug in ("deepseek-v3", "qwen3-235b-a22b")
+    )
     assert (deepseek["kv_lora_rank"], deepseek["rope_head_dim"], deepseek["q_lora_rank"]) == (512, 64, 1536)
     assert deepseek["shared_experts"] == 1 and deepseek["dense_layers"] == 3
     assert qwen["experts"] == transformer.PRESETS["qwen3-235b-a22b"].experts and qwen["kv_lora_rank"] == 0
@@ -295,3 +298,16 @@ def test_each_page_script_names_the_python_it_follows():
         top = (ROOT / "_static" / script).read_text(encoding="utf-8")[:1500]
         assert re.search(r"lib[./](serving|collectives|transformer|diagrams)", top), script
         assert html_tweaks.PAGE_ONLY[script] == ("book/planner",), script
+
+
+def test_presets_leave_out_only_fields_at_their_defaults():
+    data = planner_data.planner_data()
+    left_out = {name for preset in data["presets"].values() for name in planner_data.MODEL_FIELDS if name not in preset}
+    assert left_out and left_out <= set(data["model_defaults"])
+
+
+def test_kernel_tables_round_only_below_the_pages_tolerance():
+    for key, table in planner_data.planner_data()["kernels"]["tables"].items():
+        full = kernels.table_data(*key.split("/"))
+        name = "grid" if table["rule"] == "grid" else "efficiency"
+        np.testing.assert_allclose(table[name], full[name], rtol=1e-10, atol=0)
