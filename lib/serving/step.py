@@ -317,26 +317,18 @@ def decode_step(
         lumps, weights = prefill_lumps(
             decode, micro / np.asarray(output_tokens), per_prompt, eng.replica_limits(layout)[1]
         )
+        # Every lump's pass, and the pass without a prompt, in one evaluation along a new first axis (a lump of
+        # no weight priced at no prompt tokens).
         tpot = np.zeros(np.broadcast_shapes(np.shape(micro), np.shape(context), lumps.shape[1:]))
-        for tokens, weight in zip(lumps, weights):
-            if np.any(weight > 0):
-                tpot = (
-                    tpot
-                    + weight
-                    * _pass(
-                        config,
-                        cluster,
-                        layout,
-                        eng,
-                        m,
-                        decode,
-                        context,
-                        tokens,
-                        prefill_context,
-                        micro,
-                        tokens / per_prompt,
-                    )[0]
-                )
+        priced = np.where(weights > 0, lumps, 0.0).reshape(
+            (len(lumps),) + (1,) * (tpot.ndim + 1 - lumps.ndim) + lumps.shape[1:]
+        )
+        tokens = np.concatenate([priced, np.zeros((1,) + priced.shape[1:])])
+        times = _pass(
+            config, cluster, layout, eng, m, decode, context, tokens, prefill_context, micro, tokens / per_prompt
+        )[0]
+        for lump_time, weight in zip(times[:-1], weights):
+            tpot = tpot + weight * lump_time
         mean_tokens = np.sum(lumps * weights, axis=0)
         alone, stacked, hop, works = _pass(
             config,
@@ -351,7 +343,7 @@ def decode_step(
             micro,
             mean_tokens / per_prompt,
         )
-        share = 1 - _pass(config, cluster, layout, eng, m, decode, context, 0.0, 0.0, micro)[0] / tpot
+        share = 1 - times[-1] / tpot
         prefill_mean, demand = mean_tokens, np.asarray(decode) + mean
     slowest = works[int(np.argmax([np.max(t) for t in stacked]))]
     bound = np.where(
