@@ -4,6 +4,13 @@
  * (one image pixel per screen pixel; on a phone the overlay scrolls) in a
  * modal <dialog>, which Escape, the close button or a click closes; focus
  * then returns to the figure's button. No library, nothing fetched.
+ *
+ * On a narrow screen a figure is not shrunk below the width at which its
+ * smallest text is LEGIBLE_PX pixels tall: lib.plotting draws no text
+ * smaller than MIN_FONT_PT points at DPI pixels per inch, so that width is
+ * the drawn width times LEGIBLE_PX / (MIN_FONT_PT / 72 * DPI). Such a figure
+ * keeps that width in a box that scrolls sideways, under a line that says so;
+ * the page itself never scrolls sideways.
  * Styles: figure-zoom.css. Tested by tests/browser/test_figures.py.
  */
 (function () {
@@ -12,6 +19,10 @@
   // The book's figures and diagrams: images in the article, not icons or hidden ones.
   var FIGURES = "article.bd-article img";
   var dialog = null;
+  // lib.plotting.MIN_FONT_PT and DPI (tests/unit/tools/sphinx/test_html_tweaks.py checks them), and the smallest
+  // text a phone reader is asked to read, CSS pixels.
+  var MIN_FONT_PT = 10, DPI = 110, LEGIBLE_PX = 9;
+  var LEGIBLE_SHARE = LEGIBLE_PX / (MIN_FONT_PT / 72 * DPI);
 
   function build() {
     dialog = document.createElement("dialog");
@@ -68,10 +79,34 @@
     box.appendChild(button);
     img.classList.add("zoomable");
     img.addEventListener("click", function () { open(img); });
+    if (img.complete) { fit(img); } else { img.addEventListener("load", function () { fit(img); }); }
+  }
+
+  /* Keep the figure at its legible width where the column is narrower, in a box that scrolls sideways. */
+  function fit(img) {
+    var box = img.closest(".zoom-box");
+    if (!box || !img.naturalWidth) { return; }
+    var legible = Math.ceil(img.naturalWidth * LEGIBLE_SHARE);
+    var wide = legible > box.parentNode.clientWidth && legible < img.naturalWidth;
+    var cue = box.previousElementSibling;
+    var hasCue = cue !== null && cue.classList.contains("zoom-cue");
+    box.classList.toggle("zoom-wide", wide);
+    img.style.width = wide ? legible + "px" : "";
+    if (wide && !hasCue) {
+      cue = document.createElement("p");
+      cue.className = "zoom-cue";
+      cue.textContent = "\u2194 Scroll the figure sideways, or tap it to enlarge.";
+      box.parentNode.insertBefore(cue, box);
+    } else if (!wide && hasCue) {
+      cue.remove();
+    }
   }
 
   function start() {
     Array.prototype.forEach.call(document.querySelectorAll(FIGURES), enhance);
+    window.addEventListener("resize", function () {
+      Array.prototype.forEach.call(document.querySelectorAll("img.zoomable"), fit);
+    });
   }
 
   if (document.readyState === "loading") {

@@ -10,8 +10,9 @@ acceptance 1 and 3), in the page as the reader sees it:
   the box that shows it, so that part of a line is cut off or needs scrolling;
 * **stranded punctuation**: a ``).`` after inline maths that starts a new line;
 * **search boxes**: visible search fields and buttons in the page's chrome;
-* **figures**: each visible image's natural and displayed width, and whether
-  it has its "Enlarge" button (``_static/figure-zoom.js``). :func:`png_facts`
+* **figures**: each visible image's natural and displayed width, whether
+  it has its "Enlarge" button (``_static/figure-zoom.js``), and whether it is
+  kept wider than the column in a box that scrolls, with its cue above. :func:`png_facts`
   reads the size and resolution a PNG was stored at.
 
 :func:`exercise_navigation` then uses the page as a reader would: on a narrow
@@ -88,8 +89,12 @@ MEASURE_JS = """(maxRow) => {
 
   const figures = Array.from(article.querySelectorAll("img")).filter(visible).map((img) => {
     const box = img.closest(".zoom-box");
+    const wide = Boolean(box && box.classList.contains("zoom-wide"));
+    const cue = box && box.previousElementSibling;
     return {src: img.currentSrc || img.src, natural: img.naturalWidth,
-            shown: img.getBoundingClientRect().width, zoom: Boolean(box && box.querySelector("button.zoom-button"))};
+            shown: img.getBoundingClientRect().width, zoom: Boolean(box && box.querySelector("button.zoom-button")),
+            wide, cue: wide && Boolean(cue && cue.classList.contains("zoom-cue") && cue.getClientRects().length),
+            scrolls: wide && box.scrollWidth > box.clientWidth};
   });
 
   const header = document.querySelector("#pst-header");

@@ -9,7 +9,10 @@ which the browser reports (the ``page_reports`` visits at 1280 px). A figure
 drawn wider than the column is shrunk, and its smallest text with it.
 
 Enlarging is ``_static/figure-zoom.js``: every figure gets an "Enlarge"
-button; the image opens at its drawn size in a dialog that Escape closes.
+button; the image opens at its drawn size in a dialog that Escape closes. On a
+phone the same script keeps each figure at least as wide as its smallest text
+needs to show at ``MIN_PHONE_TEXT_PX``, in a box that scrolls sideways under a
+line that says so (the ``phone_reports`` visits at 390 px).
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ from tools.site.browser import offline_context
 
 pytestmark = pytest.mark.browser
 
-#: Smallest text allowed on screen at 1280 px, CSS pixels.
-MIN_TEXT_PX = 10
+#: Smallest text allowed on screen at 1280 px and at 390 px, CSS pixels.
+MIN_TEXT_PX, MIN_PHONE_TEXT_PX = 10, 9
 
 #: A chapter with several figures, for the interactive checks.
 CHAPTER = "notebooks/05_collectives.html"
@@ -58,6 +61,22 @@ def test_smallest_text_legible_at_1280(page_reports, site_dir, path):
         f"{path}: figures whose {MIN_FONT_PT} pt text shows below {MIN_TEXT_PX} px "
         f"at {WIDE} px (draw them narrower, or split them): {small}"
     )
+
+
+@pytest.mark.parametrize("path", PAGES)
+def test_smallest_text_legible_at_390_in_a_box_that_scrolls(phone_reports, site_dir, path):
+    figures = [f for f in phone_reports[path].layout["figures"] if f["src"].endswith(".png")]
+    small = {
+        f["src"].rsplit("/", 1)[-1]: round(px, 1)
+        for f in figures
+        if (px := smallest_text_px(f, site_dir)) < MIN_PHONE_TEXT_PX
+    }
+    assert not small, (
+        f"{path}: figures whose {MIN_FONT_PT} pt text shows below {MIN_PHONE_TEXT_PX} px at {NARROW} px: {small}"
+    )
+    scrolled = [f for f in figures if f["wide"]]
+    assert all(f["cue"] and f["scrolls"] for f in scrolled), f"{path}: a wide figure without its cue or scroll box"
+    assert all(f["shown"] <= f["natural"] for f in figures), path
 
 
 @pytest.mark.parametrize("path", PAGES)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from tools.sphinx import html_tweaks
 
 
@@ -23,3 +26,13 @@ def test_bibliography_entries_become_list_items():
     fixed = html_tweaks.fix_roles(body)
     assert 'role="doc-biblioentry"' not in fixed
     assert fixed.count('role="listitem"') == 1
+
+
+def test_figure_zoom_takes_lib_plottings_smallest_text():
+    """figure-zoom.js keeps phone figures at the width where lib.plotting's smallest text is legible."""
+    from lib import plotting
+
+    script = (Path(__file__).resolve().parents[4] / "_static" / "figure-zoom.js").read_text(encoding="utf-8")
+    found = dict(re.findall(r"\b(MIN_FONT_PT|DPI|LEGIBLE_PX) = (\d+(?:\.\d+)?)", script))
+    assert float(found["MIN_FONT_PT"]) == plotting.MIN_FONT_PT and float(found["DPI"]) == plotting.DPI
+    assert float(found["LEGIBLE_PX"]) >= 9
