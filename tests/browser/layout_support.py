@@ -10,6 +10,9 @@ acceptance 1 and 3), in the page as the reader sees it:
   the box that shows it, so that part of a line is cut off or needs scrolling;
 * **stranded punctuation**: a ``).`` after inline maths that starts a new line;
 * **search boxes**: visible search fields and buttons in the page's chrome;
+* **table boxes**: each table box that scrolls sideways, and whether the line
+  above it says so (``_static/scroll-cue.js``); **page width**: the document's
+  width against the window's;
 * **figures**: each visible image's natural and displayed width, whether
   it has its "Enlarge" button (``_static/figure-zoom.js``), and whether it is
   kept wider than the column in a box that scrolls, with its cue above. :func:`png_facts`
@@ -97,8 +100,17 @@ MEASURE_JS = """(maxRow) => {
             scrolls: wide && box.scrollWidth > box.clientWidth};
   });
 
+  // Table boxes that scroll sideways, and whether the line above says so (scroll-cue.js).
+  const tableBoxes = Array.from(article.querySelectorAll(".pst-scrollable-table-container")).filter(visible)
+    .filter((box) => box.scrollWidth > box.clientWidth + 1).map((box) => {
+      const cue = box.previousElementSibling;
+      return {over: box.scrollWidth - box.clientWidth,
+              cue: Boolean(cue && cue.classList.contains("scroll-cue") && cue.getClientRects().length)};
+    });
+  const pageWidth = {scroll: document.documentElement.scrollWidth, viewport: document.documentElement.clientWidth};
+
   const header = document.querySelector("#pst-header");
-  return {tallRows, brokenNames, namesSeen, clippedLines, searchBoxes, figures, strandedPunctuation,
+  return {tableBoxes, pageWidth, tallRows, brokenNames, namesSeen, clippedLines, searchBoxes, figures, strandedPunctuation,
           headerBand: header !== null && visible(header) && header.getBoundingClientRect().height > 0,
           tables: article.querySelectorAll("table").length, codeBlocks: article.querySelectorAll("pre").length};
 }"""

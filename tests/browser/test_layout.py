@@ -2,7 +2,8 @@
 
 The visits are the ``page_reports`` and ``phone_reports`` fixtures of
 conftest.py; :mod:`layout_support` says what is measured. The styles under
-test are ``_static/fit.css`` and ``_static/layout-names.js``. The last test
+test are ``_static/fit.css``, ``_static/layout-names.js`` and
+``_static/scroll-cue.js``. The last test
 shows the measurements on a page built to fail them, so that a pass means
 something.
 """
@@ -46,6 +47,20 @@ def test_no_line_starts_with_punctuation_after_maths(reports_by_width, path, wid
 
 
 @pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", PAGES)
+def test_no_page_scrolls_sideways(reports_by_width, path, width):
+    measured = reports_by_width[width][path].layout["pageWidth"]
+    assert measured["scroll"] <= measured["viewport"], f"{path} at {width} px: the page scrolls sideways: {measured}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", PAGES)
+def test_a_table_wider_than_the_column_says_it_scrolls(reports_by_width, path, width):
+    boxes = reports_by_width[width][path].layout["tableBoxes"]
+    assert all(box["cue"] for box in boxes), f"{path} at {width} px: table boxes that scroll without a cue: {boxes}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
 def test_the_participants_agenda_fits_its_column_without_scrolling(browser, base_url, width):
     """book/agenda.md's timetables (tools/sphinx/workshop_pages.py, three columns) are no wider than the text."""
     from tools.site.browser import offline_context
@@ -68,17 +83,24 @@ def test_the_pages_have_what_is_measured(page_reports):
     assert sum(layout["tables"] for layout in layouts) >= 10
     assert sum(layout["codeBlocks"] for layout in layouts) >= 100
     assert sum(layout["namesSeen"] for layout in layouts) >= 10
+    assert sum(len(layout["tableBoxes"]) for layout in layouts) >= 5
 
 
 #: Everything the tests above look for, wrong: a squeezed table row, a layout name in a narrow
-#: box, a code line wider than its column, and two search buttons.
-BAD_ARTICLE = """<table><tr><td>tp1-pp1-dp8</td><td>a</td><td>b</td><td>c</td>
+#: box, a code line wider than its column, two search buttons, a table box that scrolls without a
+#: cue, and a word wider than the window.
+BAD_ARTICLE = (
+    """<div class="pst-scrollable-table-container"><table style="width: 1500px"><tr><td>a</td></tr>
+</table></div><p>"""
+    + "0123456789abcdef" * 100
+    + """</p><table><tr><td>tp1-pp1-dp8</td><td>a</td><td>b</td><td>c</td>
 <td>weights alone need 141.1 GB per device, more than the 77.3 GB usable</td></tr></table>
 <p style="width: 60px">see tp1-pp1-dp8</p>
 <p style="width: 60px">see adp2-ep2-pp4-dp2</p>
 <pre>print("a line far longer than the two hundred pixels of this column, cut off")</pre>
 <p>at <span class="math"><span style="display: inline-block; width: 195px">K</span></span>). Then</p>
 <button class="search-button__button">Search</button><button class="search-button__button">Search</button>"""
+)
 
 
 def test_measurements_catch_a_bad_page(context):
@@ -93,6 +115,8 @@ def test_measurements_catch_a_bad_page(context):
     assert found["clippedLines"] and found["clippedLines"][0]["line"].startswith('print("a line'), found
     assert len(found["searchBoxes"]) == 2, found
     assert found["strandedPunctuation"] == ["K)"], found
+    assert found["tableBoxes"] == [{"over": found["tableBoxes"][0]["over"], "cue": False}], found
+    assert found["pageWidth"]["scroll"] > found["pageWidth"]["viewport"], found
 
 
 def test_the_books_styles_mend_the_same_content(context, base_url):
@@ -103,6 +127,7 @@ def test_the_books_styles_mend_the_same_content(context, base_url):
         page.evaluate(
             """(html) => new Promise((done) => {
             document.querySelector("article.bd-article").innerHTML = html;
+            window.dispatchEvent(new Event("resize"));
             requestAnimationFrame(() => requestAnimationFrame(done));
         })""",
             BAD_ARTICLE,
@@ -113,3 +138,5 @@ def test_the_books_styles_mend_the_same_content(context, base_url):
     assert found["namesSeen"] == 3 and not found["brokenNames"], found
     assert not found["clippedLines"], found
     assert not found["tallRows"], found
+    assert found["tableBoxes"] and all(box["cue"] for box in found["tableBoxes"]), found
+    assert found["pageWidth"]["scroll"] <= found["pageWidth"]["viewport"], found

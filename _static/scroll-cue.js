@@ -1,0 +1,35 @@
+/*
+ * A table wider than the column scrolls sideways in its own box (fit.css);
+ * a line above the box says so, since a phone shows no scroll bar until the
+ * reader touches it. The line is added when the box overflows and removed
+ * when it fits again (a wider window, a rotated phone).
+ * tests/browser/test_layout.py checks every page at 1280 and 390 px.
+ */
+(function () {
+  "use strict";
+
+  var BOXES = "article.bd-article .pst-scrollable-table-container";
+
+  function cue(box) {
+    var line = box.previousElementSibling;
+    var has = line !== null && line.classList.contains("scroll-cue");
+    var overflows = box.scrollWidth > box.clientWidth + 1;
+    if (overflows && !has) {
+      line = document.createElement("p");
+      line.className = "scroll-cue";
+      line.textContent = "\u2194 The table is wider than the page: scroll it sideways.";
+      box.parentNode.insertBefore(line, box);
+    } else if (!overflows && has) {
+      line.remove();
+    }
+  }
+
+  function all() { Array.prototype.forEach.call(document.querySelectorAll(BOXES), cue); }
+
+  if (document.readyState === "complete") {
+    all();
+  } else {
+    window.addEventListener("load", all);
+  }
+  window.addEventListener("resize", all);
+}());
