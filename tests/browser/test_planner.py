@@ -172,6 +172,39 @@ def test_defaults_are_the_books_example(tab):
     assert page.locator("tr[data-best='true']").get_attribute("data-layout") == best(rows).name
 
 
+#: tests/unit/lib/serving/test_plan.py's near-ties of issue 31 as the page's inputs hold them, and the layout to deploy.
+PAGE_TIES = {
+    "Llama 3.1 8B, 8 H100, chat targets": (
+        dict(BASE, model="llama-3.1-8b", ttft_limit_ms="1000", tpot_limit_ms="100"),
+        "tp1-pp1-dp8",
+    ),
+    "Mixtral 8x7B, 2 H100, every expert layout": (
+        dict(
+            BASE,
+            model="mixtral-8x7b",
+            devices="2",
+            prompt_tokens="256",
+            output_tokens="256",
+            ttft_limit_ms="1000",
+            tpot_limit_ms="100",
+            expert_parallel="all",
+        ),
+        "tp2-pp1-dp1",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PAGE_TIES))
+def test_a_near_tie_goes_to_the_simpler_layout_on_the_page_as_in_lib(tab, case):
+    values, simple = PAGE_TIES[case]
+    page = tab(values)
+    assert page.locator("tr[data-best='true']").get_attribute("data-layout") == simple, case
+    summary = page.locator("#pl-summary").inner_text()
+    assert "A tie: " in summary and f"inside the model's 15 % error (chapter 11); {simple} is simpler" in summary, (
+        summary
+    )
+
+
 def test_frontier_matches_lib(tab):
     for q in (BASE, SCENARIOS[1]["query"], SCENARIOS[4]["query"]):
         args, options = lib_arguments(q)

@@ -266,8 +266,8 @@ def test_a_plan_past_the_models_context_is_refused_naming_both_numbers():
 #: Three near-ties of the planner (issue 31's deployment questions): (preset, device, devices, batch, prompt,
 #: output, options), the row that leads, the row to deploy, and the kinds of split the note names for each.
 TIES = {
-    "Llama 8B, 8 H100, chat targets": (
-        ("llama-3-8b", "h100-sxm", 8, 64, 1024, 256, dict(ttft_limit=1000 * ms, tpot_limit=100 * ms)),
+    "Llama 3.1 8B, 8 H100, chat targets": (
+        ("llama-3.1-8b", "h100-sxm", 8, 64, 1024, 256, dict(ttft_limit=1000 * ms, tpot_limit=100 * ms)),
         "tp1-pp2-dp4",
         "tp1-pp1-dp8",
         "replicas, not replicas + pipeline",
