@@ -117,26 +117,37 @@
   /* kernels._grid_eval: trilinear interpolation of a table's grid in log2 size, held at its edges; with floor,
      proportional to the size below the smallest instead. */
   function gridEval(t, m, n, k, floor) {
-    var q = [m, n, k], index = [], weight = [], scale = 1.0;
+    var logs = t.logs || (t.logs = t.axes.map(function (axis) { return axis.map(Math.log2); }));
+    var q = [m, n, k], index = [0, 0, 0], weight = [0, 0, 0], scale = 1.0;
     for (var a = 0; a < 3; a++) {
-      var axis = t.axes[a], logs = axis.map(Math.log2), last = logs.length - 1;
-      var x = Math.min(Math.max(Math.log2(q[a]), logs[0]), logs[last]);
-      if (floor) { scale = scale * Math.min(1.0, q[a] / axis[0]); }
+      var axis = logs[a], last = axis.length - 1;
+      var x = Math.min(Math.max(Math.log2(q[a]), axis[0]), axis[last]);
+      if (floor) { scale = scale * Math.min(1.0, q[a] / t.axes[a][0]); }
       var i = 0;
-      while (i < last - 1 && logs[i + 1] <= x) { i++; }
-      index.push(i);
-      weight.push((x - logs[i]) / (logs[i + 1] - logs[i]));
+      while (i < last - 1 && axis[i + 1] <= x) { i++; }
+      index[a] = i;
+      weight[a] = (x - axis[i]) / (axis[i + 1] - axis[i]);
     }
     var total = 0.0;
-    [0, 1].forEach(function (di) {
-      [0, 1].forEach(function (dj) {
-        [0, 1].forEach(function (dl) {
+    for (var di = 0; di < 2; di++) {
+      for (var dj = 0; dj < 2; dj++) {
+        for (var dl = 0; dl < 2; dl++) {
           var w = (di ? weight[0] : 1 - weight[0]) * (dj ? weight[1] : 1 - weight[1]) * (dl ? weight[2] : 1 - weight[2]);
           total = total + w * t.grid[index[0] + di][index[1] + dj][index[2] + dl];
-        });
-      });
-    });
+        }
+      }
+    }
     return total * scale;
+  }
+
+  /* kernels._points: each point's efficiency over its own grid value, and the rows held below. */
+  function points(t) {
+    if (!t.scaled) {
+      var g = D.kernels.tables[t.shape_grid];
+      t.scaled = t.shapes.map(function (p, i) { return t.efficiency[i] / gridEval(g, p[0], p[1], p[2], true); });
+      t.hold = Math.min(g.axes[0][0], Math.min.apply(null, t.shapes.map(function (p) { return p[0]; })));
+    }
+    return t;
   }
 
   /* kernels._efficiency: a grid table interpolated, or measured points shaped by their architecture's grid. */
@@ -144,14 +155,24 @@
     var t = D.kernels.tables[key];
     if (t.rule === "grid") { return Math.min(1.0, gridEval(t, m, n, k, false)); }
     var g = D.kernels.tables[t.shape_grid], best = 0.0, ceiling = 1.0;
-    m = Math.max(m, Math.min(g.axes[0][0], Math.min.apply(null, t.shapes.map(function (p) { return p[0]; }))));
+    m = Math.max(m, points(t).hold);
     t.shapes.forEach(function (p, i) {
-      var e = t.efficiency[i];
-      var inside = gridEval(g, Math.min(m, p[0]), Math.min(n, p[1]), Math.min(k, p[2]), true);
-      best = Math.max(best, e * inside / gridEval(g, p[0], p[1], p[2], true));
-      if (m <= p[0] && n <= p[1] && k <= p[2]) { ceiling = Math.min(ceiling, e); }
+      best = Math.max(best, t.scaled[i] * gridEval(g, Math.min(m, p[0]), Math.min(n, p[1]), Math.min(k, p[2]), true));
+      if (m <= p[0] && n <= p[1] && k <= p[2]) { ceiling = Math.min(ceiling, t.efficiency[i]); }
     });
     return Math.min(ceiling, best);
+  }
+
+  /* tableEfficiency's answers, kept: the serving model asks for the same few shapes many times. */
+  var efficiencies = new Map();
+  function cachedEfficiency(key, m, n, k) {
+    var name = key + "|" + m + "|" + n + "|" + k, found = efficiencies.get(name);
+    if (found === undefined) {
+      if (efficiencies.size >= 100000) { efficiencies.clear(); }
+      found = tableEfficiency(key, m, n, k);
+      efficiencies.set(name, found);
+    }
+    return found;
   }
 
   /* gemm_efficiency: the table of the device (a catalogue one by its name, else the stand-in's) and format. */
@@ -159,7 +180,7 @@
   function gemmEfficiency(device, format, m, n, k) {
     var named = D.kernels.by_name[device.name];
     var compute = D.engine.weight_formats[format].compute === "fp8" && device.fp8_flops > 0 ? "fp8" : "bf16";
-    return tableEfficiency(named ? named[format] : D.kernels.outside + "/" + compute, m, n, k);
+    return cachedEfficiency(named ? named[format] : D.kernels.outside + "/" + compute, m, n, k);
   }
 
   // mirrors lib.kernels.gemm_flops
