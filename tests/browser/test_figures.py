@@ -49,14 +49,20 @@ def test_the_book_has_figures(page_reports):
     assert sum(len(report.layout["figures"]) for report in page_reports.values()) >= 20
 
 
+def png_figures(report) -> list[dict]:
+    """The figures of a page report that are PNG images."""
+    return [f for f in report.layout["figures"] if f["src"].endswith(".png")]
+
+
+def too_small(figures: list[dict], site_dir, minimum: float) -> dict[str, float]:
+    """``{image file: smallest text, px}`` of the figures whose smallest text shows below ``minimum`` pixels."""
+    sizes = {f["src"].rsplit("/", 1)[-1]: round(smallest_text_px(f, site_dir), 1) for f in figures}
+    return {name: px for name, px in sizes.items() if px < minimum}
+
+
 @pytest.mark.parametrize("path", PAGES)
 def test_smallest_text_legible_at_1280(page_reports, site_dir, path):
-    figures = [f for f in page_reports[path].layout["figures"] if f["src"].endswith(".png")]
-    small = {
-        f["src"].rsplit("/", 1)[-1]: round(px, 1)
-        for f in figures
-        if (px := smallest_text_px(f, site_dir)) < MIN_TEXT_PX
-    }
+    small = too_small(png_figures(page_reports[path]), site_dir, MIN_TEXT_PX)
     assert not small, (
         f"{path}: figures whose {MIN_FONT_PT} pt text shows below {MIN_TEXT_PX} px "
         f"at {WIDE} px (draw them narrower, or split them): {small}"
@@ -65,12 +71,8 @@ def test_smallest_text_legible_at_1280(page_reports, site_dir, path):
 
 @pytest.mark.parametrize("path", PAGES)
 def test_smallest_text_legible_at_390_in_a_box_that_scrolls(phone_reports, site_dir, path):
-    figures = [f for f in phone_reports[path].layout["figures"] if f["src"].endswith(".png")]
-    small = {
-        f["src"].rsplit("/", 1)[-1]: round(px, 1)
-        for f in figures
-        if (px := smallest_text_px(f, site_dir)) < MIN_PHONE_TEXT_PX
-    }
+    figures = png_figures(phone_reports[path])
+    small = too_small(figures, site_dir, MIN_PHONE_TEXT_PX)
     assert not small, (
         f"{path}: figures whose {MIN_FONT_PT} pt text shows below {MIN_PHONE_TEXT_PX} px at {NARROW} px: {small}"
     )
