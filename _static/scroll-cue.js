@@ -1,14 +1,15 @@
 /*
- * A table wider than the column scrolls sideways in its own box (fit.css);
- * a line above the box says so, since a phone shows no scroll bar until the
- * reader touches it. The line is added when the box overflows and removed
- * when it fits again (a wider window, a rotated phone).
+ * A table wider than the column scrolls sideways in its own box (fit.css,
+ * and the planner's results, planner.css); a line above the box says so,
+ * since a phone shows no scroll bar until the reader touches it. The line is
+ * added when the box overflows and removed when it fits again: a wider
+ * window, a rotated phone, or a table a script has just filled.
  * tests/browser/test_layout.py checks every page at 1280 and 390 px.
  */
 (function () {
   "use strict";
 
-  var BOXES = "article.bd-article .pst-scrollable-table-container";
+  var BOXES = "article.bd-article :is(.pst-scrollable-table-container, .pl-scroll)";
 
   function cue(box) {
     var line = box.previousElementSibling;
@@ -26,10 +27,20 @@
 
   function all() { Array.prototype.forEach.call(document.querySelectorAll(BOXES), cue); }
 
-  if (document.readyState === "complete") {
+  function start() {
+    if (window.ResizeObserver) {  // also when a script fills a table after the page has loaded
+      var watch = new ResizeObserver(function (entries) {
+        entries.forEach(function (entry) { cue(entry.target); });
+      });
+      Array.prototype.forEach.call(document.querySelectorAll(BOXES), function (box) { watch.observe(box); });
+    }
     all();
-  } else {
-    window.addEventListener("load", all);
+    window.addEventListener("resize", all);
   }
-  window.addEventListener("resize", all);
+
+  if (document.readyState === "complete") {
+    start();
+  } else {
+    window.addEventListener("load", start);
+  }
 }());

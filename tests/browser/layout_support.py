@@ -10,8 +10,9 @@ acceptance 1 and 3), in the page as the reader sees it:
   the box that shows it, so that part of a line is cut off or needs scrolling;
 * **stranded punctuation**: a ``).`` after inline maths that starts a new line;
 * **search boxes**: visible search fields and buttons in the page's chrome;
-* **table boxes**: each table box that scrolls sideways, and whether the line
-  above it says so (``_static/scroll-cue.js``); **page width**: the document's
+* **table boxes**: each table box that scrolls sideways (the book's tables and
+  the planner's results), and whether the line above it says so
+  (``_static/scroll-cue.js``); **page width**: the document's
   width against the window's;
 * **figures**: each visible image's natural and displayed width, whether
   it has its "Enlarge" button (``_static/figure-zoom.js``), and whether it is
@@ -101,7 +102,7 @@ MEASURE_JS = """(maxRow) => {
   });
 
   // Table boxes that scroll sideways, and whether the line above says so (scroll-cue.js).
-  const tableBoxes = Array.from(article.querySelectorAll(".pst-scrollable-table-container")).filter(visible)
+  const tableBoxes = Array.from(article.querySelectorAll(".pst-scrollable-table-container, .pl-scroll")).filter(visible)
     .filter((box) => box.scrollWidth > box.clientWidth + 1).map((box) => {
       const cue = box.previousElementSibling;
       return {over: box.scrollWidth - box.clientWidth,
