@@ -9,7 +9,7 @@
  * smallest text is LEGIBLE_PX pixels tall: lib.plotting draws no text
  * smaller than MIN_FONT_PT points at DPI pixels per inch, so that width is
  * the drawn width times LEGIBLE_PX / (MIN_FONT_PT / 72 * DPI). Such a figure
- * keeps that width in a box that scrolls sideways, under a line that says so;
+ * keeps that width in a box that scrolls sideways (scroll-cue.js says so above it);
  * the page itself never scrolls sideways.
  * Styles: figure-zoom.css. Tested by tests/browser/test_figures.py.
  */
@@ -88,18 +88,8 @@
     if (!box || !img.naturalWidth) { return; }
     var legible = Math.ceil(img.naturalWidth * LEGIBLE_SHARE);
     var wide = legible > box.parentNode.clientWidth && legible < img.naturalWidth;
-    var cue = box.previousElementSibling;
-    var hasCue = cue !== null && cue.classList.contains("zoom-cue");
     box.classList.toggle("zoom-wide", wide);
     img.style.width = wide ? legible + "px" : "";
-    if (wide && !hasCue) {
-      cue = document.createElement("p");
-      cue.className = "zoom-cue";
-      cue.textContent = "\u2194 Scroll the figure sideways, or tap it to enlarge.";
-      box.parentNode.insertBefore(cue, box);
-    } else if (!wide && hasCue) {
-      cue.remove();
-    }
   }
 
   function start() {

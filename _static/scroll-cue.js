@@ -1,6 +1,7 @@
 /*
  * A table wider than the column scrolls sideways in its own box (fit.css,
- * and the planner's results, planner.css); a line above the box says so,
+ * and the planner's results, planner.css), and so does a figure kept at its
+ * legible width on a phone (figure-zoom.js); a line above the box says so,
  * since a phone shows no scroll bar until the reader touches it. The line is
  * added when the box overflows and removed when it fits again: a wider
  * window, a rotated phone, or a table a script has just filled.
@@ -9,7 +10,9 @@
 (function () {
   "use strict";
 
-  var BOXES = "article.bd-article :is(.pst-scrollable-table-container, .pl-scroll)";
+  var BOXES = "article.bd-article :is(.pst-scrollable-table-container, .pl-scroll, .zoom-box)";
+  var FIGURE = "\u2194 Scroll the figure sideways, or tap it to enlarge.";
+  var TABLE = "\u2194 The table is wider than the page: scroll it sideways.";
 
   function cue(box) {
     var line = box.previousElementSibling;
@@ -18,7 +21,7 @@
     if (overflows && !has) {
       line = document.createElement("p");
       line.className = "scroll-cue";
-      line.textContent = "\u2194 The table is wider than the page: scroll it sideways.";
+      line.textContent = box.classList.contains("zoom-box") ? FIGURE : TABLE;
       box.parentNode.insertBefore(line, box);
     } else if (!overflows && has) {
       line.remove();

@@ -330,7 +330,7 @@ def decode_step(
         for lump_time, weight in zip(times[:-1], weights):
             tpot = tpot + weight * lump_time
         mean_tokens = np.sum(lumps * weights, axis=0)
-        alone, stacked, hop, works = _pass(
+        _, stacked, hop, works = _pass(
             config,
             cluster,
             layout,

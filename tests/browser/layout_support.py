@@ -97,7 +97,7 @@ MEASURE_JS = """(maxRow) => {
     const cue = box && box.previousElementSibling;
     return {src: img.currentSrc || img.src, natural: img.naturalWidth,
             shown: img.getBoundingClientRect().width, zoom: Boolean(box && box.querySelector("button.zoom-button")),
-            wide, cue: wide && Boolean(cue && cue.classList.contains("zoom-cue") && cue.getClientRects().length),
+            wide, cue: wide && Boolean(cue && cue.classList.contains("scroll-cue") && cue.getClientRects().length),
             scrolls: wide && box.scrollWidth > box.clientWidth};
   });
 
