@@ -38,7 +38,8 @@
   var MAX_DEVICES = D ? D.serving.max_devices : undefined;
 
   // name -> rule. "count": whole number >= min (<= max); "positive"/"nonnegative"/"fraction"/"share": numbers;
-  // "percentile": a fraction or a percent, read as a fraction (percentileFraction); cap: max is the planner's cap;
+  // "percentile": a fraction or a percent, read as a fraction (percentileFraction); "confidence": the same, from
+  // within the quantile table (PlannerSizing.checkConfidence); cap: max is the planner's cap;
   // optional: empty means "none". Selects and the checkbox are read directly.
   var RULES = {
     layers: { rule: "count", min: 1, max: 1e6 }, hidden: { rule: "count", min: 1, max: 1e7 },
@@ -55,7 +56,8 @@
     ttft_limit_ms: { rule: "positive", optional: true, max: 1e12 },
     tpot_limit_ms: { rule: "positive", optional: true, max: 1e12 },
     price_per_device_hour: { rule: "nonnegative", optional: true, max: 1e12 },
-    rate: { rule: "positive", optional: true, max: 1e9 }, max_devices: { rule: "count", min: 1, max: MAX_DEVICES, cap: true },
+    rate: { rule: "positive", optional: true, max: 1e9 }, confidence: { rule: "confidence", optional: true },
+    max_devices: { rule: "count", min: 1, max: MAX_DEVICES, cap: true },
     prefix_hit_rate: { rule: "share" }, percentile: { rule: "percentile" },
     memory_efficiency: { rule: "fraction" }, compute_efficiency: { rule: "fraction", optional: true },
     gpu_memory_utilization: { rule: "fraction" },
@@ -104,8 +106,10 @@
         if (v <= 0 || v > 1) { return { error: name + " must be in (0, 1], got " + t }; }
         break;
       case "percentile":  // 90 and 0.9 are both p90, as on the command line
+      case "confidence":
         try {
-          v = window.PlannerCapacity.percentileFraction(v, name);
+          v = r.rule === "percentile" ? window.PlannerCapacity.percentileFraction(v, name)
+            : window.PlannerSizing.checkConfidence(v, name);
         } catch (error) {
           return { error: error.message.replace(/got .*$/, "got " + t) };
         }
@@ -202,7 +206,7 @@
         ttftLimit: v.ttft_limit_ms === null ? null : v.ttft_limit_ms * MS,
         tpotLimit: v.tpot_limit_ms === null ? null : v.tpot_limit_ms * MS,
         price: v.price_per_device_hour, expertParallel: expertParallel, percentile: v.percentile,
-        rate: v.rate, maxDevices: v.max_devices
+        rate: v.rate, maxDevices: v.max_devices, confidence: v.confidence
       }
     };
   }
@@ -289,7 +293,7 @@
       weight_format: G.weight_format, kv_format: G.kv_format, allreduce: G.allreduce,
       prompt_tokens: "1024", output_tokens: "256", batch: "64", prefix_hit_rate: String(P.prefix_hit_rate),
       ttft_limit_ms: "", tpot_limit_ms: "", percentile: String(P.percentile), price_per_device_hour: "",
-      rate: "", max_devices: String(D.serving.size_defaults.max_devices),
+      rate: "", confidence: "", max_devices: String(D.serving.size_defaults.max_devices),
       memory_efficiency: String(G.memory_efficiency), compute_efficiency: text(G.compute_efficiency),
       gpu_memory_utilization: String(G.gpu_memory_utilization), max_num_seqs: text(G.max_num_seqs),
       max_num_batched_tokens: text(G.max_num_batched_tokens), nics_per_node: text(P.nics_per_node),
@@ -446,6 +450,8 @@
         cell(tr, "tokens_per_s_per_user", r.tokensPerSPerUser, fmt(r.tokensPerSPerUser));
         if (showCapacity) {
           cell(tr, "requests_per_s_per_device", r.requestsPerSPerDevice, fmt(r.requestsPerSPerDevice));
+          var range = window.PlannerSizing.capacityInterval(r.requestsPerSPerDevice, "load");
+          cell(tr, "requests_per_s_range", null, fmt(range[0]) + "–" + fmt(range[1]));
           cell(tr, "binding", null, r.binding);
         }
         if (showCost) { cell(tr, "cost_per_million_tokens", r.costPerMillionTokens, fmt(r.costPerMillionTokens)); }
@@ -597,22 +603,31 @@
     function showSizing(s) {
       var out = document.getElementById("pl-sizing");
       out.hidden = !s || s.rate === null;
-      var got = out.hidden ? null : window.PlannerSizing.size(s, s.rate, s.maxDevices);
-      ["layout", "devices", "rate", "replica-rate", "binding"].forEach(function (k) { out.removeAttribute("data-" + k); });
+      var Sizing = window.PlannerSizing;
+      var got = out.hidden ? null : Sizing.size(s, s.rate, s.maxDevices, s.confidence);
+      ["layout", "devices", "rate", "replica-rate", "binding", "low", "high", "estimate"].forEach(function (k) {
+        out.removeAttribute("data-" + k);
+      });
       if (out.hidden) { out.textContent = ""; return null; }
       var within = s.ttftLimit !== null || s.tpotLimit !== null ? " within the targets" : "";
+      var sure = s.confidence === null ? "" : " with " + short(100 * s.confidence) + " % confidence";
       if (!got) {
         out.textContent = "Sizing: no layout of at most " + s.maxDevices + " × " + s.device.name + " carries " +
-          short(s.rate) + " requests per second" + within + ".";
+          short(s.rate) + " requests per second" + within + sure + ".";
         return null;
       }
+      var regime = Sizing.regime(s.ttftLimit, s.tpotLimit), range = Sizing.capacityInterval(got.capacity.rate, regime);
+      var estimate = s.confidence === null ? got : Sizing.size(s, s.rate, s.maxDevices, null);
       var values = { layout: got.name, devices: got.devices, rate: got.capacity.rate, "replica-rate": got.replica.rate,
-        binding: got.replica.binding };
+        binding: got.replica.binding, low: range[0], high: range[1], estimate: estimate ? estimate.devices : "" };
       Object.keys(values).forEach(function (k) { out.setAttribute("data-" + k, String(values[k])); });
-      out.textContent = "Sizing: " + short(s.rate) + " requests/s" + within + " need " + got.devices + " × " +
+      out.textContent = "Sizing: " + short(s.rate) + " requests/s" + within + sure + " need " + got.devices + " × " +
         s.device.name + " as " + got.name + ": " + got.layout.dp + (got.layout.dp === 1 ? " replica" : " replicas") +
-        " of " + short(got.replica.rate) + " requests/s each, " + short(got.capacity.rate) + " in all (binding: " +
-        got.replica.binding + ").";
+        " of " + short(got.replica.rate) + " requests/s each, " + short(got.capacity.rate) + " in all (" +
+        short(100 * D.serving.trust.interval_level) + " % range " + short(range[0]) + "–" + short(range[1]) +
+        ", from chapter 11's held-out errors; binding: " + got.replica.binding + ")." +
+        (s.confidence === null ? "" : " The model's own estimate needs " +
+          (estimate ? estimate.devices + " × " + s.device.name : "more than " + s.maxDevices) + ".");
       return got;
     }
 

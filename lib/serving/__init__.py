@@ -10,6 +10,7 @@ Introduced in chapter 7 (serving many users). One module per topic, all re-expor
 * :mod:`lib.serving.step`: a steady-state step (decode with its share of prefill) and a prefill;
 * :mod:`lib.serving.capacity`: the highest request rate a layout carries within TTFT and TPOT targets;
 * :mod:`lib.serving.sizing`: the fewest devices that carry a request rate, or the most a cluster carries;
+* :mod:`lib.serving.trust`: ranges and confident sizing from chapter 11's held-out errors;
 * :mod:`lib.serving.command`: the ``vllm serve`` and SGLang lines that deploy a layout;
 * :mod:`lib.serving.engine_flags`: each engine's server flags at a named release, and a check of a command line;
 * :mod:`lib.serving.speculative`: speculative decoding, its speed-up and where it vanishes;
@@ -63,6 +64,7 @@ from lib.serving.step import (
     stage_work,
     steady_prefill,
 )
+from lib.serving.trust import CAPACITY_RATIOS, INTERVAL_LEVEL, capacity_interval, capacity_ratio, regime
 
 __all__ = [
     "Engine",
@@ -89,6 +91,11 @@ __all__ = [
     "Sizing",
     "replica_shapes",
     "size",
+    "CAPACITY_RATIOS",
+    "INTERVAL_LEVEL",
+    "capacity_interval",
+    "capacity_ratio",
+    "regime",
     "best_capacity",
     "KVTransfer",
     "kv_transfer",

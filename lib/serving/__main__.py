@@ -6,6 +6,7 @@ Usage (``python -m lib.serving --help``)::
     python -m lib.serving --model llama-3-70b --devices 8 --weight-format fp8 --ttft-ms 1000 --tpot-ms 50
     python -m lib.serving --config path/to/config.json --devices 8 --ttft-ms 1000 --tpot-ms 50
     python -m lib.serving --model llama-3-70b --weight-format fp8 --rate 20 --ttft-ms 1000 --tpot-ms 50
+    python -m lib.serving --model llama-3-70b --weight-format fp8 --rate 20 --ttft-ms 1000 --tpot-ms 50 --confidence 0.9
     python -m lib.serving --model llama-3-70b --device h100-sxm --devices 8 --frontier
     python -m lib.serving --model deepseek-v3 --device h200 --devices 16 --weight-format fp8 --ttft-ms 2000 --tpot-ms 50
     python -m lib.serving --model llama-3-8b --devices 8 --ttft-ms 1000 --tpot-ms 20 --prompt 4096 --output 128 --disaggregate
@@ -14,7 +15,10 @@ Usage (``python -m lib.serving --help``)::
 With latency targets every row shows the highest request rate the layout
 carries within them (capacity) and what binds it, and the best row's
 ``vllm serve`` and SGLang ``launch_server`` lines are printed. With ``--rate`` the fewest devices that
-carry that rate are found instead. A mixture of experts lists its tensor-parallel
+carry that rate are found instead; ``--confidence 0.9`` sizes for that rate with
+90 % probability given chapter 11's held-out errors, and says what the
+model's own estimate needs. Every capacity carries its 90 % range from those
+errors (:mod:`lib.serving.trust`). A mixture of experts lists its tensor-parallel
 layouts only, as :func:`lib.serving.plan` and the planner page do by default;
 ``--expert-parallel all`` adds the expert-parallel and
 attention-data-parallel ones.
@@ -49,6 +53,7 @@ from lib.serving.layout import MAX_DEVICES, Cluster, check_devices
 from lib.serving.plan import best, frontier, mean_context, plan, tie_note
 from lib.serving.sizing import best_capacity, size
 from lib.serving.speculative import speculative_step
+from lib.serving.trust import INTERVAL_LEVEL, capacity_interval, capacity_ratio, check_confidence, regime
 from lib.transformer import PRESETS, parameter_count, read_hf_config
 from lib.units import GB, ms
 
@@ -97,6 +102,11 @@ def _parser() -> argparse.ArgumentParser:
         help="the targets' percentile: a fraction in (0, 1) or a percent in [1, 100) (0.9 or 90 for p90)",
     )
     parser.add_argument("--rate", type=float, help="requests per second to size the cluster for")
+    parser.add_argument(
+        "--confidence",
+        type=float,
+        help="with --rate: carry it with this probability, from chapter 11's held-out errors (0.9 or 90; 0.05-0.95)",
+    )
     parser.add_argument(
         "--max-devices", type=int, default=64, help=f"the most devices --rate may use (at most {MAX_DEVICES})"
     )
@@ -178,6 +188,10 @@ def _check(args: argparse.Namespace) -> float:
         if not 0 <= _checks.scalar("--speculate ALPHA", alpha) <= 1:
             raise ValueError(f"--speculate ALPHA must be an acceptance rate in [0, 1], got {alpha:g}")
         _checks.scalar_count("--speculate GAMMA", gamma, minimum=1)
+    if args.confidence is not None:
+        if args.rate is None:
+            raise ValueError(f"--confidence {args.confidence:g} needs --rate: it sizes a cluster for a rate")
+        check_confidence(args.confidence, "--confidence")
     if args.disaggregate and (args.ttft_ms is None or args.tpot_ms is None):
         raise ValueError("--disaggregate needs both --ttft-ms and --tpot-ms: each pool is sized by its own target")
     return percentile_fraction(args.percentile, "--percentile")
@@ -233,30 +247,42 @@ def _run(args: argparse.Namespace) -> None:
         _table(args, config, model_id, engine, targets, resolved)
 
 
+def _range(rate: float, targets: dict) -> str:
+    """``rate``'s range from chapter 11's held-out errors, in words: "90 % range 10.6-26.7"."""
+    low, high = capacity_interval(rate, regime(targets["ttft_limit"], targets["tpot_limit"]))
+    return f"{100 * INTERVAL_LEVEL:.0f} % range {low:.2f}-{high:.2f}"
+
+
 def _sizing(args, config, model_id: str, engine: dict, targets: dict, resolved) -> None:
-    plan_ = size(
-        config,
-        args.device,
-        args.rate,
-        args.prompt,
-        args.output,
+    options = dict(
         max_devices=args.max_devices,
         prefix_hit_rate=args.prefix_hit_rate,
         expert_parallel=EXPERT_PARALLEL[args.expert_parallel],
         **targets,
         **engine,
     )
+    sure = None if args.confidence is None else check_confidence(args.confidence, "--confidence")
+    plan_ = size(config, args.device, args.rate, args.prompt, args.output, confidence=sure, **options)
+    goal = f"{args.rate:g} requests/s" + ("" if sure is None else f" with {100 * sure:g} % confidence")
     if plan_ is None:
         print(
-            f"No layout of at most {args.max_devices} x {DEVICES[args.device].name} carries {args.rate:g} "
-            "requests per second within the targets."
+            f"No layout of at most {args.max_devices} x {DEVICES[args.device].name} carries {goal} within the targets."
         )
         return
     print(
-        f"{args.rate:g} requests/s, prompt {args.prompt}, output {args.output}: {plan_.devices} x "
+        f"{goal}, prompt {args.prompt}, output {args.output}: {plan_.devices} x "
         f"{DEVICES[args.device].name} as {plan_.layout.name} ({plan_.layout.dp} replicas of "
-        f"{plan_.replica.rate:.2f} requests/s each; binding: {plan_.replica.binding})"
+        f"{plan_.replica.rate:.2f} requests/s each, {plan_.capacity.rate:.2f} in all, "
+        f"{_range(plan_.capacity.rate, targets)}; binding: {plan_.replica.binding})"
     )
+    if sure is not None:
+        ratio = capacity_ratio(sure, regime(targets["ttft_limit"], targets["tpot_limit"]))
+        point = size(config, args.device, args.rate, args.prompt, args.output, **options)
+        print(
+            f"sized for {args.rate / ratio:.3g} requests/s as predicted: {100 * sure:g} % of chapter 11's held-out "
+            f"runs delivered at least {ratio:.2f} x the prediction; the model's own estimate needs "
+            + ("more than the limit" if point is None else f"{point.devices} x {DEVICES[args.device].name}")
+        )
     _print_commands(args, config, model_id, plan_.layout, resolved)
 
 
@@ -285,13 +311,14 @@ def _disaggregated(args, config, engine: dict, targets: dict) -> None:
     else:
         print(
             f"colocated:     {together.layout.name}: {together.capacity.rate:.2f} requests/s "
-            f"(binding: {together.capacity.binding})"
+            f"({_range(together.capacity.rate, targets)}; binding: {together.capacity.binding})"
         )
     if pools is None:
         print("disaggregated: no pair of pools carries anything within the targets")
         return
     print(
-        f"disaggregated: {pools.name}: {pools.rate:.2f} requests/s (binding: {pools.binding}; KV transfer "
+        f"disaggregated: {pools.name}: {pools.rate:.2f} requests/s ({_range(pools.rate, targets)}; "
+        f"binding: {pools.binding}; KV transfer "
         f"{pools.transfer.bytes / GB:.2f} GB in {pools.transfer.time / ms:.1f} ms over {pools.transfer.link})"
     )
 
@@ -347,14 +374,18 @@ def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -
         f"{args.devices} x {DEVICES[args.device].name}, batch {args.batch}, prompt {args.prompt}, output "
         f"{args.output}, weights {args.weight_format}, KV cache {args.kv_format}"
     )
-    extra = f" {'req/s':>7} {'req/s/dev':>9}  binding" if with_targets else ""
+    band = f"{100 * INTERVAL_LEVEL:.0f} % range"
+    extra = f" {'req/s':>7} {band:>13} {'req/s/dev':>9}  binding" if with_targets else ""
     print(
         f"{'layout':>18} {'fits':>5} {'GB/device':>10} {'max batch (all dp)':>18} {'TTFT ms':>8} {'TPOT ms':>8} "
         f"{'tok/s/dev':>10}{extra}  note"
     )
     for row in rows:
         mark = "  <- best" if row is chosen else ""
-        more = f" {row.capacity:>7.2f} {row.requests_per_s_per_device:>9.3f}  {row.binding}" if with_targets else ""
+        more = ""
+        if with_targets:
+            low, high = capacity_interval(row.capacity, "load")
+            more = f" {row.capacity:>7.2f} {f'{low:.2f}-{high:.2f}':>13} {row.requests_per_s_per_device:>9.3f}  {row.binding}"
         if args.speculate and row.fits:
             more += _speculation(args, config, cluster, row, engine)
         print(

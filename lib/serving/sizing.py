@@ -4,7 +4,9 @@ Introduced in chapter 9 (choosing a split). A replica shape is a
 tensor x pipeline layout (``tp``, ``pp``); copies of it serve independent
 requests, so a shape of capacity ``c`` (:func:`lib.serving.capacity`) needs
 ``ceil(rate / c)`` replicas. :func:`size` tries every shape and keeps the
-one that needs the fewest devices; :func:`best_capacity` the one that
+one that needs the fewest devices (with a ``confidence``, enough to carry the
+rate with that probability given chapter 11's held-out errors:
+:mod:`lib.serving.trust`); :func:`best_capacity` the one that
 carries the most on a given number of devices, leaving the rest spare.
 Shapes pack servers evenly: a shape of ``s`` devices divides a server or
 fills whole servers, as a launcher would place it.
@@ -15,6 +17,10 @@ fills whole servers, as a launcher would place it.
 ...             weight_format="fp8")
 >>> plan.layout.name, plan.devices, round(plan.capacity.rate, 1)
 ('tp2-pp1-dp3', 6, 21.4)
+>>> sure = size(PRESETS["llama-3-70b"], "h100-sxm", 20.0, 1024, 256, ttft_limit=1.0, tpot_limit=50 * ms,
+...             weight_format="fp8", confidence=0.9)
+>>> sure.layout.name, sure.devices, sure.confidence
+('tp2-pp2-dp3', 12, 0.9)
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from lib.hardware import Device
 from lib.serving.capacity import Capacity, capacity
 from lib.serving.layout import Layout, layouts
 from lib.serving.memory import check_context
+from lib.serving.trust import capacity_ratio, regime
 from lib.transformer import ModelConfig
 
 __all__ = ["Sizing", "replica_shapes", "size", "best_capacity"]
@@ -39,7 +46,9 @@ class Sizing:
     """A layout of ``devices`` devices (``layout.dp`` replicas of one shape) and its capacity.
 
     ``replica`` is the capacity of one replica; ``spare`` the devices of a
-    given cluster left idle (0 from :func:`size`).
+    given cluster left idle (0 from :func:`size`); ``confidence`` the
+    probability :func:`size` was asked to carry its rate with (``None``: the
+    model's own estimate).
     """
 
     layout: Layout
@@ -47,6 +56,7 @@ class Sizing:
     capacity: Capacity
     replica: Capacity
     spare: int
+    confidence: float | None = None
 
 
 def replica_shapes(
@@ -88,9 +98,15 @@ def size(
     max_devices: int = 64,
     devices_per_node: int = 8,
     expert_parallel: bool | str = False,
+    confidence: float | None = None,
     **keywords: Any,
 ) -> Sizing | None:
     """The fewest devices, and the layout on them, that carry ``rate`` requests per second within the targets.
+
+    With ``confidence`` (0.05 to 0.95) the layout carries ``rate`` with that
+    probability: its predicted capacity reaches ``rate /``
+    :func:`lib.serving.trust.capacity_ratio` of the regime (under targets or
+    not). ``None``, the default, takes the model's estimate as it is.
 
     ``keywords`` go to :func:`lib.serving.capacity` (``ttft_limit``,
     ``tpot_limit``, ``percentile``, ``prefix_hit_rate``, the cluster's
@@ -100,6 +116,8 @@ def size(
     carry it.
     """
     target = _checks.scalar("rate", rate, _checks.positive)
+    if confidence is not None:
+        target /= capacity_ratio(confidence, regime(keywords.get("ttft_limit"), keywords.get("tpot_limit")))
     per_node = _checks.scalar_count("devices_per_node", devices_per_node, minimum=1)
     check_context(config, prompt_tokens, output_tokens)
     found = None
@@ -123,7 +141,7 @@ def size(
     if found is None:
         return None
     _, shape, replica, replicas = found
-    return _sizing(
+    sized = _sizing(
         config,
         device,
         shape,
@@ -134,6 +152,7 @@ def size(
         output_tokens,
         dict(keywords, devices_per_node=per_node),
     )
+    return dataclasses.replace(sized, confidence=confidence)
 
 
 def _sizing(

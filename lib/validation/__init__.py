@@ -50,7 +50,16 @@ from lib.validation.fitting import fit_overhead, minimise
 from lib.validation.models import GPT_20B, INTERNLM_20B, LLAMA_3_405B, MEGATRON_530B, MODELS, model_config, modelled
 from lib.validation.predict import measured, predict_row, workload
 from lib.validation.published import DATA_DIR, AllReduceSweep, allreduce_sweep, load_published, rounding_error
-from lib.validation.report import Score, score, summary, validate_algorithms, validate_allreduce, validations
+from lib.validation.report import (
+    TIME_QUANTITIES,
+    Score,
+    capacity_ratios,
+    score,
+    summary,
+    validate_algorithms,
+    validate_allreduce,
+    validations,
+)
 from lib.validation.requests import (
     Workload,
     batch_prefill_time,
@@ -172,6 +181,8 @@ __all__ = [
     "Score",
     "score",
     "summary",
+    "TIME_QUANTITIES",
+    "capacity_ratios",
 ]
 
 # Serving splits (issue 24): the files of disaggregated, speculative and expert-parallel serving.

@@ -32,10 +32,19 @@ from lib.validation.allreduce import SYSTEMS, calibrate_efficiency, predict_nccl
 from lib.validation.calibrate import check_kernels
 from lib.validation.families import Validation, validate_decode, validate_load, validate_prefill
 from lib.validation.published import AllReduceSweep, allreduce_sweep, load_published
-from lib.validation.schemas import ALGORITHM_DATASETS
+from lib.validation.schemas import ALGORITHM_DATASETS, QUANTITY_UNITS
 from lib.validation.splits import BAND, HELD_OUT_DOUBLINGS, allreduce_roles
 
-__all__ = ["Score", "score", "validate_allreduce", "validate_algorithms", "validations", "summary"]
+__all__ = [
+    "Score",
+    "score",
+    "validate_allreduce",
+    "validate_algorithms",
+    "validations",
+    "summary",
+    "TIME_QUANTITIES",
+    "capacity_ratios",
+]
 
 
 @dataclass(frozen=True)
@@ -222,3 +231,25 @@ def summary(kernels: str = "measured") -> dict[str, Score]:
         "prefill": score(v["prefill"].held_out()),
         "load": score(v["load"].held_out()),
     }
+
+
+#: The published quantities that are times (their units are seconds): a longer one means less capacity.
+TIME_QUANTITIES = frozenset(q for q, units in QUANTITY_UNITS.items() if set(units) <= {"us", "ms", "s"})
+
+
+def capacity_ratios(validation: Validation) -> np.ndarray:
+    """What the engine delivered over what the model predicted, for each held-out figure of ``validation``.
+
+    A rate's ratio is measured over predicted, ``1 / (1 + e)``; a time's is
+    predicted over measured, ``1 + e``: a step or a token that takes longer
+    than predicted leaves proportionally less capacity. Below 1, the model
+    was optimistic.
+
+    >>> ratios = capacity_ratios(validations()["load"])
+    >>> ratios.size, round(float(np.median(ratios)), 2)
+    (39, 0.85)
+    """
+    held = [r for r in validation.records if r["role"] == "held-out"]
+    e = np.array([r["error"] for r in held], dtype=float)
+    time = np.array([r["quantity"] in TIME_QUANTITIES for r in held])
+    return np.where(time, 1 + e, 1 / (1 + e))

@@ -26,7 +26,7 @@ import pytest
 from site_support import assert_accessible_and_offline, open_page, query
 
 from lib import hardware
-from lib.serving import best, frontier, plan
+from lib.serving import best, capacity_interval, frontier, plan
 from lib.transformer import PRESETS
 from lib.units import GB, ms
 from tools.site.browser import offline_context
@@ -146,8 +146,13 @@ def assert_page_agrees(tab, entry: dict, label: str) -> None:
             assert relative(float(text), row["requests_per_s_per_device"]) <= TOLERANCE, f"{where}: {text}"
             assert relative(float(value), row["requests_per_s_per_device"]) <= 1e-9, f"{where}: {value}"
             assert cells["binding"]["text"] == row["binding"], where
+            # Its range from chapter 11's held-out errors (lib.serving.trust), shown to four digits.
+            shown_range = [float(x) for x in cells["requests_per_s_range"]["text"].split("–")]
+            want_range = capacity_interval(row["requests_per_s_per_device"], "load")
+            assert all(relative(a, b) <= TOLERANCE for a, b in zip(shown_range, want_range)), where
         else:
             assert "requests_per_s_per_device" not in cells and "binding" not in cells, where
+            assert "requests_per_s_range" not in cells, where
         if row["cost_per_million_tokens"] is not None:
             cost = float(cells["cost_per_million_tokens"]["text"])
             assert relative(cost, row["cost_per_million_tokens"]) <= TOLERANCE, where

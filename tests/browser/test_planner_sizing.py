@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 from test_planner import GOLDEN, relative, tab  # noqa: F401 (tab: a fixture)
 
+from lib.serving import capacity_interval, regime
 from tools.site.planner_golden import SIZING_KINDS, SIZING_SCENARIOS, sizing_kinds
 
 pytestmark = pytest.mark.browser
@@ -38,7 +39,9 @@ def test_scenarios_cover_the_cases():
 READ_SIZING = """() => { const p = document.getElementById('pl-sizing');
   return {hidden: p.hidden, text: p.innerText, layout: p.getAttribute('data-layout'),
           devices: p.getAttribute('data-devices'), rate: p.getAttribute('data-rate'),
-          replica: p.getAttribute('data-replica-rate'), binding: p.getAttribute('data-binding')}; }"""
+          replica: p.getAttribute('data-replica-rate'), binding: p.getAttribute('data-binding'),
+          low: p.getAttribute('data-low'), high: p.getAttribute('data-high'),
+          estimate: p.getAttribute('data-estimate')}; }"""
 
 
 @pytest.mark.parametrize("index", OPENED)
@@ -56,6 +59,15 @@ def test_page_sizes_like_lib(tab, index):  # noqa: F811 (tab: the fixture)
     assert relative(float(shown["replica"]), want["replica_rate"]) <= 1e-9, where
     assert shown["binding"] == want["binding"], where
     assert want["layout"] in shown["text"] and f"{want['devices']} ×" in shown["text"], shown["text"]
+    # The range of what it carries, from chapter 11's held-out errors (lib.serving.trust), named in the line.
+    targeted = "ttft_limit_ms" in q or "tpot_limit_ms" in q
+    low, high = capacity_interval(want["rate"], regime(ttft_limit=1.0 if targeted else None))
+    assert relative(float(shown["low"]), low) <= 1e-9 and relative(float(shown["high"]), high) <= 1e-9, where
+    assert "% range" in shown["text"] and "chapter 11's held-out errors" in shown["text"], shown["text"]
+    if "confidence" in q:  # sized for the rate with that probability; the model's own estimate beside it
+        assert f"% confidence need {want['devices']} ×" in shown["text"], shown["text"]
+        assert int(shown["estimate"]) == want["estimate"] <= want["devices"], where
+        assert f"The model's own estimate needs {want['estimate']} ×" in shown["text"], shown["text"]
 
 
 def test_no_rate_no_sizing_and_a_bad_rate_is_marked(tab):  # noqa: F811 (tab: the fixture)
@@ -69,3 +81,6 @@ def test_no_rate_no_sizing_and_a_bad_rate_is_marked(tab):  # noqa: F811 (tab: th
     page.fill('input[name="max_devices"]', "8")
     assert page.locator("#pl-sizing").is_visible()
     assert "rate=3" in page.evaluate("location.search") and "max_devices=8" in page.evaluate("location.search")
+    page.fill('input[name="confidence"]', "0.99")
+    error = page.locator("#pl-confidence-error").inner_text()
+    assert "confidence must be from 0.05 to 0.95" in error and "got 0.99" in error, error

@@ -290,7 +290,8 @@ def scenarios(
 
 def sizing_scenario(rng: random.Random) -> dict[str, str]:
     """:func:`random_scenario` with a rate (1 to 2000 requests/s, log-uniform) and a device limit; most with a
-    TPOT target.
+    TPOT target; half with a confidence (as a fraction or a percent), drawn from a generator of its own seeded
+    by the rate, so that the other draws stay those of the scenarios without one.
 
     >>> {"rate", "max_devices"} <= set(sizing_scenario(random.Random(3)))
     True
@@ -300,6 +301,9 @@ def sizing_scenario(rng: random.Random) -> dict[str, str]:
     q["max_devices"] = str(rng.choice([4, 8, 16, 32]))
     if "ttft_limit_ms" not in q and "tpot_limit_ms" not in q and rng.random() < 0.85:
         q["tpot_limit_ms"] = str(round(rng.uniform(10, 100), 1))
+    confidence = random.Random(q["rate"]).choice(["", "", "0.5", "0.9", "75", "95"])
+    if confidence:
+        q["confidence"] = confidence
     return q
 
 
@@ -312,10 +316,15 @@ def size_arguments(q: dict[str, str]) -> tuple[tuple, dict]:
     >>> args[2:], options["max_devices"]
     ((2.5, 8, 2), 4)
     """
+    from lib.serving.trust import check_confidence
+
     args, options = lib_arguments(q)
     config, device, _, _, prompt, output = args
     del options["price_per_device_hour"]
-    return (config, device, float(q["rate"]), prompt, output), dict(options, max_devices=int(q["max_devices"]))
+    sure = check_confidence(float(q["confidence"])) if q.get("confidence") else None
+    return (config, device, float(q["rate"]), prompt, output), dict(
+        options, max_devices=int(q["max_devices"]), confidence=sure
+    )
 
 
 def moe_scenario(rng: random.Random, model: str, targets: bool) -> dict[str, str]:
@@ -461,6 +470,7 @@ def sizing_kinds(q: dict[str, str], want: dict | None) -> set[str]:
         "moe": int(q.get("experts", "1")) > 1 if q["model"] == "custom" else None,
         "custom model": q["model"] == "custom",
         "custom device": q["device"] == "custom",
+        "a confidence": "confidence" in q and want is not None,
     }
     if checks["moe"] is None:
         checks["moe"] = config_of(q).experts > 1
@@ -476,6 +486,7 @@ SIZING_KINDS = (
     "moe",
     "custom model",
     "custom device",
+    "a confidence",
 )
 
 
@@ -2101,9 +2112,42 @@ def mirrors() -> list[Mirror]:
                 "replica": {"rate": r.replica.rate, "binding": r.replica.binding},
             }
         )
-        return [s, b["rate"], b["max_devices"]], want
+        return [s, b["rate"], b["max_devices"], b["confidence"]], want
 
     add(sz, "size", "lib.serving.sizing.size", size)
+
+    # planner-sizing.js: lib.serving.trust, on the capacities lib computed (what the page's ranges are made of)
+    def from_capacity(function: Callable, arguments: Callable) -> Callable:
+        """A ``prepare`` that turns a recorded capacity call into a call of ``function`` on ``arguments(c, rng)``."""
+
+        def prepare(c: Call, rng: random.Random) -> Call:
+            again = Call(function, tuple(arguments(c, rng)), {})
+            again.result = function(*again.args)
+            return again
+
+        return prepare
+
+    from lib.serving import trust
+
+    def limits(c: Call) -> tuple:
+        return c.bound["ttft_limit"], c.bound["tpot_limit"]
+
+    confidences = (0.05, 0.1, 0.5, 0.75, 0.9, 0.95, 90, 62.5)
+    for name, target, arguments in (
+        ("regime", trust.regime, lambda c, rng: limits(c)),
+        ("checkConfidence", trust.check_confidence, lambda c, rng: (rng.choice(confidences), "confidence")),
+        ("capacityRatio", trust.capacity_ratio, lambda c, rng: (rng.choice(confidences), trust.regime(*limits(c)))),
+        ("capacityInterval", trust.capacity_interval, lambda c, rng: (c.result.rate, trust.regime(*limits(c)))),
+    ):
+        add(
+            sz,
+            name,
+            f"lib.serving.trust.{target.__name__}",
+            lambda c, o: (list(c.args), list(c.result) if isinstance(c.result, tuple) else c.result),
+            source="lib.serving.capacity.capacity",
+            prepare=from_capacity(target, arguments),
+            limit=24,
+        )
 
     # planner-map.js: lib.diagrams.data
     def device_map(c: Call, o: Objects) -> tuple:
@@ -2307,7 +2351,9 @@ def generate(progress: Callable[[str], None] = lambda text: None) -> dict[str, s
         for q, _ in scenarios(SIZING_SCENARIOS, SIZING_SEED, lambda rng, _: sizing_scenario(rng), label("size")):
             recorder.scenario = f"size {len(sized):02d}"
             args, options = size_arguments(q)
-            sized.append((q, size(*args, **options)))
+            got = size(*args, **options)
+            estimate = size(*args, **dict(options, confidence=None)) if options["confidence"] else got
+            sized.append((q, got, estimate))
         progress("sizing scenarios")
         chosen, notes = {}, {}
         for kind, group in (("plan", planned), ("moe", moe)):
@@ -2364,9 +2410,10 @@ def generate(progress: Callable[[str], None] = lambda text: None) -> dict[str, s
                 "rate": got.capacity.rate,
                 "replica_rate": got.replica.rate,
                 "binding": got.replica.binding,
+                "estimate": None if estimate is None else estimate.devices,
             },
         }
-        for q, got in sized
+        for q, got, estimate in sized
     ]
     e2e = {
         "plan": _cover([plan_kinds(p["query"], p["rows"]) for p in plans], PLAN_KINDS, 6),

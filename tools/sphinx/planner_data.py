@@ -289,6 +289,12 @@ def planner_data() -> dict:
             "dist_init_port": serving.command.DIST_INIT_PORT,
             "engine_versions": serving.engine_flags.ENGINE_VERSIONS,
             "tie_band": serving.TIE_BAND,
+            "trust": {
+                "levels": list(serving.trust.LEVELS),
+                "ratios": {name: list(ratios) for name, ratios in serving.CAPACITY_RATIOS.items()},
+                "held_out": serving.trust.HELD_OUT,
+                "interval_level": serving.INTERVAL_LEVEL,
+            },
             "splits": list(serving.layout.SPLITS),
         },
         "units": {name: getattr(units, name) for name in UNITS},

@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -76,6 +77,8 @@ def _bad_inputs(tmp: Path) -> list[tuple[list[str], list[str]]]:
         (["--max-num-seqs", "0"], ["--max-num-seqs", "0"]),
         (["--speculate", "1.5", "3"], ["--speculate ALPHA", "1.5"]),
         (["--disaggregate", "--ttft-ms", "100"], ["--disaggregate", "--tpot-ms"]),
+        (["--rate", "5", "--confidence", "0.99"], ["--confidence", "0.99"]),
+        (["--confidence", "0.9"], ["--confidence", "0.9", "--rate"]),
     ]
 
 
@@ -163,3 +166,28 @@ def test_the_command_line_marks_the_simpler_layout_and_prints_why(capsys, argv, 
     assert len(note) == 1 and "inside the model's 15 % error" in note[0] and f"{simple} is simpler" in note[0]
     flags = serving.parse_vllm_command(next(line for line in lines if line.startswith("vllm serve")))
     assert int(flags["tensor-parallel-size"]) == int(simple.split("-")[0][2:])
+
+
+@pytest.mark.slow
+def test_every_capacity_carries_a_range_and_confidence_sizes_for_more(capsys):
+    from lib.serving.__main__ import main
+
+    common = ["--model", "llama-3-70b", "--weight-format", "fp8", "--ttft-ms", "1000", "--tpot-ms", "50"]
+    main(common)
+    table = capsys.readouterr().out.splitlines()
+    header = next(line for line in table if "req/s" in line)
+    assert "90 % range" in header
+    rows = [line for line in table if re.match(r" +tp\S+ +(yes|no) ", line)]
+    assert len(rows) == 10
+    for row in rows:  # req/s, then its range, then req/s per device
+        rate, low, high = map(float, re.search(r" (\d+\.\d\d) +(\d+\.\d\d)-(\d+\.\d\d) +\d+\.\d{3}  ", row).groups())
+        assert low < rate < high, row  # the range straddles the estimate: the model errs both ways
+
+    main([*common, "--rate", "20"])
+    median = capsys.readouterr().out
+    main([*common, "--rate", "20", "--confidence", "0.9"])
+    sure = capsys.readouterr().out
+    devices = [int(re.search(r"output 256: (\d+) x ", out).group(1)) for out in (median, sure)]
+    assert devices[1] >= devices[0], devices
+    assert "90 % range" in median and "with 90 % confidence" in sure
+    assert f"the model's own estimate needs {devices[0]} x H100 SXM" in sure

@@ -46,3 +46,19 @@ def test_sizing_refuses_requests_past_the_models_context():
         serving.size(PRESETS["llama-3-8b"], "h100-sxm", 5.0, [8000, 500], 512, tpot_limit=50 * ms)
     with pytest.raises(ValueError, match="= 20480 exceeds Llama-3 8B's context of 8192 tokens"):
         serving.best_capacity(PRESETS["llama-3-8b"], "h100-sxm", 8, 16384, 4096)
+
+
+@pytest.mark.slow
+def test_sizing_with_confidence_takes_at_least_the_devices_of_the_median_and_of_the_estimate():
+    targets = dict(ttft_limit=1.0, tpot_limit=50 * ms, weight_format="fp8")
+    answers = {
+        p: serving.size(PRESETS["llama-3-70b"], "h100-sxm", 20.0, 1024, 256, confidence=p, **targets)
+        for p in (None, 0.5, 0.9)
+    }
+    assert answers[None].devices <= answers[0.5].devices <= answers[0.9].devices
+    assert answers[0.9].devices > answers[None].devices  # 0.56 x the estimate: more devices, not the same
+    for p, answer in answers.items():
+        assert answer.confidence == p
+        # Each carries the rate once its estimate is scaled by the share held-out runs delivered that often.
+        share = 1.0 if p is None else serving.capacity_ratio(p)
+        assert answer.capacity.rate * share >= 20.0 * (1 - 1e-12)

@@ -86,6 +86,10 @@ def test_nccl_constants_and_planner_defaults():
     assert data["serving"]["prefill_lumps"] == serving.step._LUMPS
     assert data["serving"]["max_devices"] == serving.layout.MAX_DEVICES == 4096  # the page's cap, from lib
     assert data["serving"]["tie_band"] == serving.TIE_BAND
+    trust = data["serving"]["trust"]
+    assert trust["levels"] == list(serving.trust.LEVELS) and trust["interval_level"] == serving.INTERVAL_LEVEL
+    assert trust["ratios"] == {name: list(r) for name, r in serving.CAPACITY_RATIOS.items()}
+    assert trust["held_out"] == serving.trust.HELD_OUT
     assert data["serving"]["splits"] == list(serving.layout.SPLITS)
 
 
