@@ -253,6 +253,17 @@
       return;
     }
     var E = form.elements;
+    // Each field's error line, hidden until a value is refused: the id its aria-describedby names, last in the field.
+    form.querySelectorAll("[aria-describedby]").forEach(function (field) {
+      field.getAttribute("aria-describedby").split(" ").forEach(function (id) {
+        if (!/-error$/.test(id) || document.getElementById(id)) { return; }
+        var line = document.createElement("span");
+        line.className = "pl-error";
+        line.id = id;
+        line.hidden = true;
+        field.parentNode.appendChild(line);
+      });
+    });
     var tbody = document.getElementById("pl-rows");
     var summary = document.getElementById("pl-summary");
     var svg = document.getElementById("pl-chart");

@@ -101,12 +101,20 @@ MEASURE_JS = """(maxRow) => {
             scrolls: wide && box.scrollWidth > box.clientWidth};
   });
 
-  // Table boxes that scroll sideways, and whether the line above says so (scroll-cue.js).
+  // Table boxes that scroll sideways, whether the line above says so (scroll-cue.js), and the pinned first
+  // cells (fit.css) that scrolled cells would show through: a background whose alpha is below 1.
+  const alpha = (colour) => { const p = colour.slice(colour.indexOf("(") + 1, -1).split(",");
+    return p.length === 4 ? Number(p[3]) : 1; };  // computed colours read rgb(r, g, b) or rgba(r, g, b, a)
   const tableBoxes = Array.from(article.querySelectorAll(".pst-scrollable-table-container, .pl-scroll")).filter(visible)
     .filter((box) => box.scrollWidth > box.clientWidth + 1).map((box) => {
       const cue = box.previousElementSibling;
+      const pinned = Array.from(box.querySelectorAll("tr > :first-child"))
+        .filter((cell) => getComputedStyle(cell).position === "sticky");
       return {over: box.scrollWidth - box.clientWidth,
-              cue: Boolean(cue && cue.classList.contains("scroll-cue") && cue.getClientRects().length)};
+              cue: Boolean(cue && cue.classList.contains("scroll-cue") && cue.getClientRects().length),
+              pinned: pinned.length,
+              seeThrough: pinned.filter((cell) => alpha(getComputedStyle(cell).backgroundColor) < 1)
+                .map((cell) => cell.textContent.trim().slice(0, 30))};
     });
   const pageWidth = {scroll: document.documentElement.scrollWidth, viewport: document.documentElement.clientWidth};
 

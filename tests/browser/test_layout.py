@@ -61,6 +61,14 @@ def test_a_table_wider_than_the_column_says_it_scrolls(reports_by_width, path, w
 
 
 @pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("path", PAGES)
+def test_a_pinned_first_column_hides_the_cells_scrolled_beneath(reports_by_width, path, width):
+    boxes = reports_by_width[width][path].layout["tableBoxes"]
+    clear = [box["seeThrough"] for box in boxes if box["seeThrough"]]
+    assert not clear, f"{path} at {width} px: pinned cells with a see-through background: {clear}"
+
+
+@pytest.mark.parametrize("width", WIDTHS)
 def test_the_participants_agenda_fits_its_column_without_scrolling(browser, base_url, width):
     """book/agenda.md's timetables (tools/sphinx/workshop_pages.py, three columns) are no wider than the text."""
     from tools.site.browser import offline_context
@@ -84,14 +92,15 @@ def test_the_pages_have_what_is_measured(page_reports):
     assert sum(layout["codeBlocks"] for layout in layouts) >= 100
     assert sum(layout["namesSeen"] for layout in layouts) >= 10
     assert sum(len(layout["tableBoxes"]) for layout in layouts) >= 5
+    assert sum(box["pinned"] for layout in layouts for box in layout["tableBoxes"]) >= 10
 
 
 #: Everything the tests above look for, wrong: a squeezed table row, a layout name in a narrow
 #: box, a code line wider than its column, two search buttons, a table box that scrolls without a
-#: cue, and a word wider than the window.
+#: cue (its pinned first cell see-through), and a word wider than the window.
 BAD_ARTICLE = (
-    """<div class="pst-scrollable-table-container"><table style="width: 1500px"><tr><td>a</td></tr>
-</table></div><p>"""
+    """<div class="pst-scrollable-table-container"><table style="width: 1500px"><tr>
+<td style="position: sticky; left: 0">a</td><td>b</td><td>c</td><td>d</td></tr></table></div><p>"""
     + "0123456789abcdef" * 100
     + """</p><table><tr><td>tp1-pp1-dp8</td><td>a</td><td>b</td><td>c</td>
 <td>weights alone need 141.1 GB per device, more than the 77.3 GB usable</td></tr></table>
@@ -115,7 +124,8 @@ def test_measurements_catch_a_bad_page(context):
     assert found["clippedLines"] and found["clippedLines"][0]["line"].startswith('print("a line'), found
     assert len(found["searchBoxes"]) == 2, found
     assert found["strandedPunctuation"] == ["K)"], found
-    assert found["tableBoxes"] == [{"over": found["tableBoxes"][0]["over"], "cue": False}], found
+    over = found["tableBoxes"][0]["over"]
+    assert found["tableBoxes"] == [{"over": over, "cue": False, "pinned": 1, "seeThrough": ["a"]}], found
     assert found["pageWidth"]["scroll"] > found["pageWidth"]["viewport"], found
 
 
@@ -139,4 +149,5 @@ def test_the_books_styles_mend_the_same_content(context, base_url):
     assert not found["clippedLines"], found
     assert not found["tallRows"], found
     assert found["tableBoxes"] and all(box["cue"] for box in found["tableBoxes"]), found
+    assert all(box["pinned"] and not box["seeThrough"] for box in found["tableBoxes"]), found
     assert found["pageWidth"]["scroll"] <= found["pageWidth"]["viewport"], found
