@@ -8,6 +8,7 @@ guide, and no search term that only a solution uses.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,24 @@ def test_no_built_file_holds_the_repository_placeholder():
             if PLACEHOLDER in path.read_text(encoding="utf-8", errors="replace"):
                 holding.append(path.relative_to(html).as_posix())
     assert checked > 50 and not holding, f"{PLACEHOLDER} in {holding[:10]}"
+
+
+#: Words that mark an address nobody filled in: the repository placeholder, and the example ones of the pages.
+PLACEHOLDER_WORDS = re.compile(r"OWNER|your-org|YOUR-ORG|YOUR_ORG|example\.com|<user>", re.IGNORECASE)
+
+
+@pytest.mark.browser
+def test_no_built_link_points_at_a_placeholder():
+    """No ``href`` or ``src`` of the built site names a placeholder: an example such as ``your-org`` is text."""
+    html = ROOT / "_build" / "html"
+    if not (html / "index.html").is_file():
+        pytest.fail("No built book at _build/html: run `make book` first.")
+    pages = list(html.rglob("*.html"))
+    links = [
+        (page.relative_to(html).as_posix(), address)
+        for page in pages
+        for address in re.findall(r'(?:href|src)="([^"]*)"', page.read_text(encoding="utf-8", errors="replace"))
+    ]
+    assert len(pages) > 20 and len(links) > 1000, (len(pages), len(links))
+    bad = [(page, address) for page, address in links if PLACEHOLDER_WORDS.search(address)]
+    assert not bad, bad[:10]
