@@ -7,7 +7,8 @@ files come in five schemas (:data:`SCHEMAS`):
 * **collective** files (:data:`COLLECTIVE_COLUMNS`): all-reduce sweeps, NVLS
   against ring, the engine's own all-reduce, and nccl-tests runs that log
   NCCL's choice; every row records the NCCL version, the tuner plugin and
-  the environment settings where the source prints them;
+  the environment settings where the source prints them, and the harness
+  that timed it (:data:`HARNESSES`), each cited;
 * **decode** files (:data:`DECODE_COLUMNS`): FasterTransformer requests and
   gpt-fast rates;
 * **serving** files (:data:`SERVING_COLUMNS`): whole static batches, first-token
@@ -35,6 +36,8 @@ from lib.units import GB, MB, ms, s, us
 
 __all__ = [
     "COLLECTIVE_COLUMNS",
+    "HARNESSES",
+    "RESERVED_DATASETS",
     "DECODE_COLUMNS",
     "SERVING_COLUMNS",
     "DEVICE_COLUMNS",
@@ -86,7 +89,25 @@ COLLECTIVE_COLUMNS = (
     "nchannels",
     "algo_source_line",
     "size_source_line",
+    "harness",
+    "harness_source",
+    "nccl_version_source",
 )
+#: How each collective sweep was run (the ``harness`` column): what a call's time includes besides NCCL.
+HARNESSES = {
+    "nccl-tests-process-per-gpu": "nccl-tests all_reduce_perf -g 1 under MPI or srun: one process per GPU, "
+    "the mean of many back-to-back calls, no CUDA graphs",
+    "nccl-tests-one-process": "nccl-tests all_reduce_perf -g N: one process launches every GPU's kernel in a group "
+    "call, the mean of many back-to-back calls, no CUDA graphs",
+    "nccl-tests-layout-unstated": "nccl-tests, but the source prints neither the command nor its header",
+    "all_reduce_bench.py": "ml-engineering's PyTorch benchmark: one eager dist.all_reduce per timed trial between "
+    "CUDA events after a barrier, one process per GPU (torchrun)",
+    "vllm-cuda-graphs": "vLLM's benchmark_device_communicators.py: calls captured in a CUDA graph and replayed",
+    "unstated": "the source names no harness",
+    "withheld": "the source is on the project's reserved list: not re-read",
+}
+#: Files whose source is reserved for this project: kept, never re-read, cited further or used to calibrate.
+RESERVED_DATASETS = ("allreduce_a100_16gpu_oci",)
 #: Columns of the FasterTransformer and gpt-fast decode files.
 DECODE_COLUMNS = (
     "dataset",
