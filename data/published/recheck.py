@@ -16,7 +16,6 @@ third-party files). Clone them, then point the script at them::
     git clone https://github.com/NVIDIA/FasterTransformer
     git clone https://github.com/pytorch-labs/gpt-fast
     git clone https://github.com/lessizzmore/create-a3mega-ztan-fork
-    git clone https://github.com/oracle-japan/ocitutorials      # large
     git clone https://github.com/argonne-lcf/LLM-Inference-Bench
     git clone https://github.com/argonne-lcf/ALCFBeginnersGuide
     git clone https://github.com/InternLM/lmdeploy

@@ -93,8 +93,6 @@ SYSTEMS: dict[str, System] = {
 UNMODELLED = {
     "allreduce_h100_16gpu_gcp_a3mega": "the source names GPUDirect-TCPXO but neither the number nor the rate of "
     "the network ports, and does not print which transport NCCL used",
-    "allreduce_a100_16gpu_oci": "its source is on the project's reserved list: kept in data/published, never used "
-    "to calibrate or score",
 }
 
 

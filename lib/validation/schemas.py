@@ -37,7 +37,6 @@ from lib.units import GB, MB, ms, s, us
 __all__ = [
     "COLLECTIVE_COLUMNS",
     "HARNESSES",
-    "RESERVED_DATASETS",
     "DECODE_COLUMNS",
     "SERVING_COLUMNS",
     "DEVICE_COLUMNS",
@@ -104,10 +103,7 @@ HARNESSES = {
     "CUDA events after a barrier, one process per GPU (torchrun)",
     "vllm-cuda-graphs": "vLLM's benchmark_device_communicators.py: calls captured in a CUDA graph and replayed",
     "unstated": "the source names no harness",
-    "withheld": "the source is on the project's reserved list: not re-read",
 }
-#: Files whose source is reserved for this project: kept, never re-read, cited further or used to calibrate.
-RESERVED_DATASETS = ("allreduce_a100_16gpu_oci",)
 #: Columns of the FasterTransformer and gpt-fast decode files.
 DECODE_COLUMNS = (
     "dataset",
@@ -166,7 +162,6 @@ ALLREDUCE_DATASETS = (
     "allreduce_h200_8gpu_mle",
     "allreduce_b200_8gpu_mle",
     "allreduce_a100_16gpu_aws_p4de",
-    "allreduce_a100_16gpu_oci",
     "allreduce_h100_16gpu_aws_p5",
     "allreduce_h100_16gpu_gcp_a3mega",
     "allreduce_b200_32gpu_mle",

@@ -145,14 +145,6 @@ def test_every_row_has_its_line_except_a_pull_request(name):
     assert len(blank) == (len(rows) if name in NOT_RECHECKABLE else 0)
 
 
-def test_oci_rows_have_the_lines_of_their_log_rows():
-    rows = load_published("allreduce_a100_16gpu_oci")
-    lines = {row["size_bytes"]: row["source_line"] for row in rows}
-    sizes = sorted(lines)
-    # One log row per size, contiguous from 64 B at line 572 to 1 GiB at line 596.
-    assert [lines[n] for n in sizes] == list(range(572, 597)) and sizes[0] == 64 and sizes[-1] == 2**30
-
-
 @pytest.mark.parametrize("name", COLLECTIVE_DATASETS)
 def test_nccl_settings_are_recorded_on_every_collective_row(name):
     for row in load_published(name):

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from lib.validation import load_published
-from lib.validation.allreduce import SYSTEMS, UNMODELLED
+from lib.validation.allreduce import SYSTEMS
 from lib.validation.published import allreduce_sweep
-from lib.validation.schemas import COLLECTIVE_DATASETS, HARNESSES, RESERVED_DATASETS
+from lib.validation.schemas import COLLECTIVE_DATASETS, HARNESSES
 from lib.validation.splits import allreduce_roles
 from lib.validation.twolevel import (
     NETWORK_OF,
@@ -32,23 +32,18 @@ def sweeps():
 def test_every_collective_row_names_its_harness_and_nccl_version_with_a_source():
     for name in COLLECTIVE_DATASETS:
         for row in load_published(name):
-            withheld = name in RESERVED_DATASETS
-            assert row["harness"] in HARNESSES and (row["harness"] == "withheld") == withheld, (name, row["harness"])
+            assert row["harness"] in HARNESSES, (name, row["harness"])
             version = row["nccl_version"]
-            assert VERSION.match(version) or version == ("withheld" if withheld else "unstated"), (name, version)
+            assert VERSION.match(version) or version == "unstated", (name, version)
             assert len(row["harness_source"]) > 20 and len(row["nccl_version_source"]) > 20, name
             if VERSION.match(version):
                 assert version in row["nccl_version_source"], name
 
 
-def test_reserved_files_are_never_modelled():
-    assert set(RESERVED_DATASETS) <= set(UNMODELLED) and not set(RESERVED_DATASETS) & set(SYSTEMS)
-
-
 def test_every_multi_node_system_names_a_catalogued_network():
     multi = {n for n, s in SYSTEMS.items() if s.nodes > 1}
     assert multi == set(NETWORK_OF) and set(NETWORK_OF.values()) <= set(NETWORKS)
-    assert {harness_of(n) for n in SYSTEMS} <= set(HARNESSES) - {"withheld", "unstated"}
+    assert {harness_of(n) for n in SYSTEMS} <= set(HARNESSES) - {"unstated"}
 
 
 def test_intra_constants_ignore_multi_node_sweeps_and_the_reverse(sweeps):
