@@ -59,7 +59,8 @@ pdf: $(STAMP)
 ##   make test   every test once: unit, doctest, property, book and release tests; strict nbval over
 ##               every chapter; the same chapters and every test marked `stored` (a float computed
 ##               here compared with a committed value) again on an emulated older CPU; the book from
-##               the stored outputs nbval has just checked; the PDF; the browser and PDF tests.
+##               the stored outputs nbval has just checked; the browser tests while the PDF prints
+##               beside them (they mostly wait on pages, it computes); then the PDF's tests.
 ##               Each part is timed (tools/timed.py) and the log ends with the table.
 ##   .ci/run     make test, then what may need the package registry (make test-registry: the offline
 ##               install under every supported Python, and make check-wheels).
@@ -83,8 +84,9 @@ test: $(STAMP)
 	@$(TIMED) other-cpu $(MAKE) --no-print-directory test-other-cpu
 	@$(TIMED) book sh -c '$(PY) -m tools.notebooks.stored_config _config.yml $(STORED_CONFIG) && \
 	    $(BOOK_BUILD) --config $(STORED_CONFIG)'
-	@$(TIMED) pdf $(PY) -m tools.pdf --config $(STORED_CONFIG) --skip-without-chromium
-	@$(TIMED) browser $(PY) -m pytest $(PARALLEL) $(DURATIONS) -m "browser or pdf" tests
+	@$(TIMED) --together browser '$(PY) -m pytest $(PARALLEL) $(DURATIONS) -m "browser and not pdf" tests' \
+	    pdf '$(PY) -m tools.pdf --config $(STORED_CONFIG) --skip-without-chromium'
+	@$(TIMED) pdf-tests $(PY) -m pytest $(PARALLEL) $(DURATIONS) -m pdf tests
 	@$(TIMED) --summary
 
 unit: $(STAMP)

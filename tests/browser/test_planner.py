@@ -90,6 +90,9 @@ def relative(a: float, b: float) -> float:
 def tab(context, base_url):
     """One tab of the planner, reused: ``tab(values)`` opens the page with that scenario."""
     page, visit = open_page(context, base_url + PAGE)
+    # The largest scenarios compute for many seconds on a busy 2-core machine (make test prints the PDF
+    # meanwhile): a wait fails only past two minutes, not Playwright's default 30 s.
+    page.set_default_timeout(120_000)
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
 
