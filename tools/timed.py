@@ -60,9 +60,9 @@ def together(parts: list[tuple[str, str]], log: Path = LOG) -> int:
 
     The first part prints as it runs; the others' output is held back and
     printed when they end, so that the logs do not interleave. Each part is
-    logged as beside the first (it does not add to the total), and the whole
-    under the parts' names joined by ``" | "``. Returns the first non-zero
-    exit status, in the parts' order, or 0.
+    logged as beside the others (it does not add to the total), and the
+    whole under the parts' names joined by ``" | "``. Returns the first
+    non-zero exit status, in the parts' order, or 0.
 
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     log = Path(tmp) / "times.tsv"
@@ -74,7 +74,7 @@ def together(parts: list[tuple[str, str]], log: Path = LOG) -> int:
     [make test] b: exit 3
     [make test] a | b: ... s together (exit 3)
     >>> status, [(row[0], row[2], row[3:]) for row in rows]
-    (3, [('a', '0', []), ('b', '3', ['beside a']), ('a | b', '3', [])])
+    (3, [('a', '0', ['beside b']), ('b', '3', ['beside a']), ('a | b', '3', [])])
     """
     start = time.perf_counter()
     held = [tempfile.TemporaryFile() for _ in parts[1:]]
@@ -95,8 +95,8 @@ def together(parts: list[tuple[str, str]], log: Path = LOG) -> int:
         waiter.join()
     statuses = [run.returncode for run in runs]
     for i, (part, _) in enumerate(parts):
-        beside = f"\tbeside {parts[0][0]}" if i else ""
-        _write(log, f"{part}\t{ended[i]:.1f}\t{statuses[i]}{beside}")
+        others = ", ".join(name for name, _ in parts if name != part)
+        _write(log, f"{part}\t{ended[i]:.1f}\t{statuses[i]}\tbeside {others}")
     for (part, _), out in zip(parts[1:], held):
         out.seek(0)
         sys.stdout.write(f"[make test] output of {part}, run beside {parts[0][0]}:\n")
