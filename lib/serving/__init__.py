@@ -11,6 +11,7 @@ Introduced in chapter 7 (serving many users). One module per topic, all re-expor
 * :mod:`lib.serving.capacity`: the highest request rate a layout carries within TTFT and TPOT targets;
 * :mod:`lib.serving.sizing`: the fewest devices that carry a request rate, or the most a cluster carries;
 * :mod:`lib.serving.trust`: ranges and confident sizing from chapter 11's held-out errors;
+* :mod:`lib.serving.lengths`: a file of requests' prompt and output lengths, to size for;
 * :mod:`lib.serving.command`: the ``vllm serve`` and SGLang lines that deploy a layout;
 * :mod:`lib.serving.engine_flags`: each engine's server flags at a named release, and a check of a command line;
 * :mod:`lib.serving.speculative`: speculative decoding, its speed-up and where it vanishes;
@@ -30,6 +31,7 @@ from lib.serving.disagg import Disaggregated, KVTransfer, balance, disaggregate,
 from lib.serving.engine import Engine, configure, scheduler_limits
 from lib.serving.engine_flags import check_command, flag_table
 from lib.serving.layout import MAX_DEVICES, Cluster, Layout, check_devices, check_layout, layouts, stage_layers
+from lib.serving.lengths import describe_lengths, read_lengths
 from lib.serving.matmul import ATTENTION_EFFICIENCY, Product, layer_products, linear_compute_time, product_flops
 from lib.serving.memory import (
     MemoryFit,
@@ -91,6 +93,8 @@ __all__ = [
     "Sizing",
     "replica_shapes",
     "size",
+    "read_lengths",
+    "describe_lengths",
     "CAPACITY_RATIOS",
     "INTERVAL_LEVEL",
     "capacity_interval",

@@ -7,6 +7,7 @@ Usage (``python -m lib.serving --help``)::
     python -m lib.serving --config path/to/config.json --devices 8 --ttft-ms 1000 --tpot-ms 50
     python -m lib.serving --model llama-3-70b --weight-format fp8 --rate 20 --ttft-ms 1000 --tpot-ms 50
     python -m lib.serving --model llama-3-70b --weight-format fp8 --rate 20 --ttft-ms 1000 --tpot-ms 50 --confidence 0.9
+    python -m lib.serving --model llama-3-8b --rate 50 --tpot-ms 30 --lengths requests.csv
     python -m lib.serving --model llama-3-70b --device h100-sxm --devices 8 --frontier
     python -m lib.serving --model deepseek-v3 --device h200 --devices 16 --weight-format fp8 --ttft-ms 2000 --tpot-ms 50
     python -m lib.serving --model llama-3-8b --devices 8 --ttft-ms 1000 --tpot-ms 20 --prompt 4096 --output 128 --disaggregate
@@ -17,8 +18,10 @@ carries within them (capacity) and what binds it, and the best row's
 ``vllm serve`` and SGLang ``launch_server`` lines are printed. With ``--rate`` the fewest devices that
 carry that rate are found instead; ``--confidence 0.9`` sizes for that rate with
 90 % probability given chapter 11's held-out errors, and says what the
-model's own estimate needs. Every capacity carries its 90 % range from those
-errors (:mod:`lib.serving.trust`). A mixture of experts lists its tensor-parallel
+model's own estimate needs. ``--lengths FILE`` sizes for a sample of
+requests' prompt and output lengths (CSV or JSON Lines,
+:func:`lib.serving.lengths.read_lengths`) instead of one of each. Every
+capacity carries its 90 % range from those errors (:mod:`lib.serving.trust`). A mixture of experts lists its tensor-parallel
 layouts only, as :func:`lib.serving.plan` and the planner page do by default;
 ``--expert-parallel all`` adds the expert-parallel and
 attention-data-parallel ones.
@@ -41,6 +44,8 @@ import argparse
 import inspect
 import sys
 
+import numpy as np
+
 from lib import _checks
 from lib.collectives import ALLREDUCE_CHOICES
 from lib.formats import KV_FORMATS, WEIGHT_FORMATS
@@ -50,6 +55,7 @@ from lib.serving.command import sglang_command, vllm_command
 from lib.serving.disagg import disaggregate
 from lib.serving.engine import EXPERT_EXCHANGES, configure
 from lib.serving.layout import MAX_DEVICES, Cluster, check_devices
+from lib.serving.lengths import describe_lengths, read_lengths
 from lib.serving.plan import best, frontier, mean_context, plan, tie_note
 from lib.serving.sizing import best_capacity, size
 from lib.serving.speculative import speculative_step
@@ -102,6 +108,12 @@ def _parser() -> argparse.ArgumentParser:
         help="the targets' percentile: a fraction in (0, 1) or a percent in [1, 100) (0.9 or 90 for p90)",
     )
     parser.add_argument("--rate", type=float, help="requests per second to size the cluster for")
+    parser.add_argument(
+        "--lengths",
+        metavar="FILE",
+        help="with --rate: a CSV or JSON Lines file of requests' prompt_tokens and output_tokens to size for, "
+        "instead of --prompt and --output",
+    )
     parser.add_argument(
         "--confidence",
         type=float,
@@ -188,6 +200,10 @@ def _check(args: argparse.Namespace) -> float:
         if not 0 <= _checks.scalar("--speculate ALPHA", alpha) <= 1:
             raise ValueError(f"--speculate ALPHA must be an acceptance rate in [0, 1], got {alpha:g}")
         _checks.scalar_count("--speculate GAMMA", gamma, minimum=1)
+    if args.lengths is not None and args.rate is None:
+        raise ValueError(
+            f"--lengths {args.lengths} needs --rate: the table and the frontier take one --prompt and --output"
+        )
     if args.confidence is not None:
         if args.rate is None:
             raise ValueError(f"--confidence {args.confidence:g} needs --rate: it sizes a cluster for a rate")
@@ -262,7 +278,12 @@ def _sizing(args, config, model_id: str, engine: dict, targets: dict, resolved) 
         **engine,
     )
     sure = None if args.confidence is None else check_confidence(args.confidence, "--confidence")
-    plan_ = size(config, args.device, args.rate, args.prompt, args.output, confidence=sure, **options)
+    if args.lengths is None:
+        prompts, outputs, requests = args.prompt, args.output, f"prompt {args.prompt}, output {args.output}"
+    else:
+        prompts, outputs = read_lengths(args.lengths, "--lengths")
+        requests = f"lengths of {describe_lengths(prompts, outputs)} from {args.lengths}"
+    plan_ = size(config, args.device, args.rate, prompts, outputs, confidence=sure, **options)
     goal = f"{args.rate:g} requests/s" + ("" if sure is None else f" with {100 * sure:g} % confidence")
     if plan_ is None:
         print(
@@ -270,20 +291,21 @@ def _sizing(args, config, model_id: str, engine: dict, targets: dict, resolved) 
         )
         return
     print(
-        f"{goal}, prompt {args.prompt}, output {args.output}: {plan_.devices} x "
+        f"{goal}, {requests}: {plan_.devices} x "
         f"{DEVICES[args.device].name} as {plan_.layout.name} ({plan_.layout.dp} replicas of "
         f"{plan_.replica.rate:.2f} requests/s each, {plan_.capacity.rate:.2f} in all, "
         f"{_range(plan_.capacity.rate, targets)}; binding: {plan_.replica.binding})"
     )
     if sure is not None:
         ratio = capacity_ratio(sure, regime(targets["ttft_limit"], targets["tpot_limit"]))
-        point = size(config, args.device, args.rate, args.prompt, args.output, **options)
+        point = size(config, args.device, args.rate, prompts, outputs, **options)
         print(
             f"sized for {args.rate / ratio:.3g} requests/s as predicted: {100 * sure:g} % of chapter 11's held-out "
             f"runs delivered at least {ratio:.2f} x the prediction; the model's own estimate needs "
             + ("more than the limit" if point is None else f"{point.devices} x {DEVICES[args.device].name}")
         )
-    _print_commands(args, config, model_id, plan_.layout, resolved)
+    longest = int(np.max(np.asarray(prompts) + np.asarray(outputs)))
+    _print_commands(args, config, model_id, plan_.layout, resolved, longest)
 
 
 def _disaggregated(args, config, engine: dict, targets: dict) -> None:
@@ -400,9 +422,10 @@ def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -
         _print_commands(args, config, model_id, chosen.layout, resolved)
 
 
-def _print_commands(args, config, model_id: str, layout, resolved) -> None:
-    """The vLLM and SGLang lines (and their notes) that deploy ``layout`` for requests of prompt + output tokens."""
-    length, context = args.prompt + args.output, getattr(config, "context_length", 0)
+def _print_commands(args, config, model_id: str, layout, resolved, length: int | None = None) -> None:
+    """The vLLM and SGLang lines (and their notes) that deploy ``layout`` for requests of at most ``length``
+    tokens (by default ``--prompt`` + ``--output``)."""
+    length, context = length or args.prompt + args.output, getattr(config, "context_length", 0)
     print(
         vllm_command(
             model_id, layout, resolved, length, context_length=context, mixture_of_experts=config.experts > 1

@@ -1,13 +1,12 @@
 """How far to trust a capacity: ranges and confident sizing from chapter 11's held-out errors.
 
-Introduced in chapter 9 (choosing a split); the errors are chapter 11's.
-Chapter 11 predicts published engine runs that no constant was fitted on.
-For each such figure the *capacity ratio* is what the engine delivered over
-what the model predicted (:func:`lib.validation.capacity_ratios`): measured
-over predicted for a rate, predicted over measured for a time, on the
-assumption that a step or a token that takes longer than predicted leaves
-proportionally less capacity. A ratio below 1 means the model was
-optimistic.
+Introduced in chapter 11 (does the model hold?), which predicts published
+engine runs that no constant was fitted on. For each such figure the
+*capacity ratio* is what the engine delivered over what the model
+predicted (:func:`lib.validation.capacity_ratios`): measured over predicted
+for a rate, predicted over measured for a time, on the assumption that a
+step or a token that takes longer than predicted leaves proportionally less
+capacity. A ratio below 1 means the model was optimistic.
 
 :data:`CAPACITY_RATIOS` holds the ratios' quantiles at :data:`LEVELS` for
 two regimes, each from the family of runs that measures it:

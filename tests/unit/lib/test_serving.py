@@ -79,6 +79,9 @@ def _bad_inputs(tmp: Path) -> list[tuple[list[str], list[str]]]:
         (["--disaggregate", "--ttft-ms", "100"], ["--disaggregate", "--tpot-ms"]),
         (["--rate", "5", "--confidence", "0.99"], ["--confidence", "0.99"]),
         (["--confidence", "0.9"], ["--confidence", "0.9", "--rate"]),
+        (["--lengths", str(bad_json)], ["--lengths", "--rate"]),
+        (["--rate", "5", "--lengths", str(bad_json)], ["--lengths", str(bad_json), "line 1"]),
+        (["--rate", "5", "--lengths", str(missing)], ["--lengths", str(missing)]),
     ]
 
 
@@ -191,3 +194,19 @@ def test_every_capacity_carries_a_range_and_confidence_sizes_for_more(capsys):
     assert devices[1] >= devices[0], devices
     assert "90 % range" in median and "with 90 % confidence" in sure
     assert f"the model's own estimate needs {devices[0]} x H100 SXM" in sure
+
+
+@pytest.mark.slow
+def test_the_command_line_sizes_for_a_file_of_lengths_as_size_does(tmp_path, capsys):
+    from lib.serving.__main__ import main
+
+    prompts, outputs = [812, 95, 2048, 300, 1500], [233, 410, 64, 300, 120]
+    path = tmp_path / "requests.csv"
+    path.write_text("prompt_tokens,output_tokens\n" + "".join(f"{p},{o}\n" for p, o in zip(prompts, outputs)))
+    main(["--model", "llama-3.1-8b", "--rate", "50", "--tpot-ms", "30", "--max-devices", "8", "--lengths", str(path)])
+    out = capsys.readouterr().out
+    want = serving.size(PRESETS["llama-3.1-8b"], "h100-sxm", 50.0, prompts, outputs, max_devices=8, tpot_limit=30 * ms)
+    assert f": {want.devices} x H100 SXM as {want.layout.name} " in out, out
+    assert f"{want.capacity.rate:.2f} in all" in out and "lengths of 5 requests (prompt mean 951" in out, out
+    line = next(row for row in out.splitlines() if row.startswith("vllm serve"))
+    assert serving.parse_vllm_command(line)["max-model-len"] == str(2048 + 64), line  # the longest request
