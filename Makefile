@@ -131,6 +131,7 @@ clean:
 ## Speed goals live in benchmarks that print their figures (tests never assert timings).
 bench: $(STAMP)
 	$(PY) -m tools.bench_plan
+	$(PY) -m tools.site.bench_page $(HTML)
 
 ## Extras for readers and teachers.
 screenshots: $(STAMP)
