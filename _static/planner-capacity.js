@@ -304,6 +304,6 @@
     binding: binding, percentileFraction: percentileFraction
   };
 
-  window.PlannerCapacity = { capacity: capacity, percentileFraction: percentileFraction,
+  window.PlannerCapacity = { capacity: capacity, percentileFraction: percentileFraction, interp: interp,
     _mirrors: mirrors };
 }());

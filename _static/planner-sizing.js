@@ -16,13 +16,9 @@
     return ttftLimit === null && tpotLimit === null ? "decode" : "load";
   }
 
-  /* numpy.interp over the quantile levels: the ratio at quantile `level` of the regime. */
+  /* The ratio at quantile `level` of the regime, interpolated as lib does (numpy.interp). */
   function ratioAt(level, name) {
-    var x = trust().levels, y = trust().ratios[name], i = 1;
-    if (level <= x[0]) { return y[0]; }
-    if (level >= x[x.length - 1]) { return y[y.length - 1]; }
-    while (x[i] < level) { i++; }
-    return y[i - 1] + (level - x[i - 1]) * (y[i] - y[i - 1]) / (x[i] - x[i - 1]);
+    return window.PlannerCapacity.interp(level, trust().levels, trust().ratios[name]);
   }
 
   /* check_confidence: a probability within the levels of the quantile table, read as a percentile (0.9 or 90). */

@@ -161,7 +161,8 @@ def capacity_interval(value: float, regime: str = "load", level: float = INTERVA
     """
     v = _checks.scalar("value", value, _checks.nonnegative)
     width = _checks.scalar("level", level)
-    if not 0 < width <= 0.9 + 1e-12:
-        raise ValueError(f"level must be in (0, 0.9] (the 5 % to 95 % quantiles), got {level!r}")
+    widest = LEVELS[-1] - LEVELS[0]
+    if not 0 < width <= widest + 1e-12:
+        raise ValueError(f"level must be in (0, {widest:g}] (the table's outermost quantiles), got {level!r}")
     name = _check_regime(regime)
     return v * _ratio_at((1 - width) / 2, name), v * _ratio_at((1 + width) / 2, name)

@@ -975,6 +975,18 @@ def _scalar(call: Call, names: tuple[str, ...], rng: random.Random) -> Call:
     return again
 
 
+def _derived(function: Callable, arguments: Callable) -> Callable:
+    """A :class:`Mirror` ``prepare`` that turns a recorded call ``c`` into a call of ``function`` on
+    ``arguments(c, rng)``, with its result: cases of a function lib calls rarely or never while planning."""
+
+    def prepare(c: Call, rng: random.Random) -> Call:
+        again = Call(function, tuple(arguments(c, rng)), {})
+        again.result = function(*again.args)
+        return again
+
+    return prepare
+
+
 def _engine_of(b: dict, device: Any) -> Any:
     from lib.serving.engine import configure
 
@@ -1710,16 +1722,13 @@ def mirrors() -> list[Mirror]:
 
     add(k, "workload", "lib.serving.capacity.Workload", workload, source="lib.serving.capacity.capacity")
 
-    def written_percentile(c: Call, rng: random.Random) -> Call:
+    def written_percentile(c: Call, rng: random.Random) -> tuple:
         """A recorded capacity call's percentile as the page's field may hold it: as a percent where it is a
         whole odd number of percent (0.99 as 99), else as the fraction (0.9, 0.5), so both readings have cases."""
-        from lib.serving.capacity import percentile_fraction
-
         q = c.bound["percentile"]
-        written = 100 * q if round(100 * q) % 2 else q
-        again = Call(percentile_fraction, (written, "percentile"), {})
-        again.result = percentile_fraction(written, "percentile")
-        return again
+        return (100 * q if round(100 * q) % 2 else q), "percentile"
+
+    from lib.serving.capacity import percentile_fraction
 
     add(
         k,
@@ -1727,7 +1736,7 @@ def mirrors() -> list[Mirror]:
         "lib.serving.capacity.percentile_fraction",
         lambda c, o: (list(c.args), c.result),
         source="lib.serving.capacity.capacity",
-        prepare=written_percentile,
+        prepare=_derived(percentile_fraction, written_percentile),
     )
 
     def replica_js(r: Any, o: Objects, full: bool = True) -> dict | None:
@@ -2117,16 +2126,6 @@ def mirrors() -> list[Mirror]:
     add(sz, "size", "lib.serving.sizing.size", size)
 
     # planner-sizing.js: lib.serving.trust, on the capacities lib computed (what the page's ranges are made of)
-    def from_capacity(function: Callable, arguments: Callable) -> Callable:
-        """A ``prepare`` that turns a recorded capacity call into a call of ``function`` on ``arguments(c, rng)``."""
-
-        def prepare(c: Call, rng: random.Random) -> Call:
-            again = Call(function, tuple(arguments(c, rng)), {})
-            again.result = function(*again.args)
-            return again
-
-        return prepare
-
     from lib.serving import trust
 
     def limits(c: Call) -> tuple:
@@ -2145,7 +2144,7 @@ def mirrors() -> list[Mirror]:
             f"lib.serving.trust.{target.__name__}",
             lambda c, o: (list(c.args), list(c.result) if isinstance(c.result, tuple) else c.result),
             source="lib.serving.capacity.capacity",
-            prepare=from_capacity(target, arguments),
+            prepare=_derived(target, arguments),
             limit=24,
         )
 
