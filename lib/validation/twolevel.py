@@ -35,7 +35,7 @@ floor (on one sweep per network the two cannot be told apart).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any
 
@@ -50,7 +50,7 @@ from lib.validation.fitting import minimise
 from lib.validation.published import AllReduceSweep, allreduce_sweep, load_published
 from lib.validation.report import Score, score
 from lib.validation.schemas import HARNESSES
-from lib.validation.splits import BAND, allreduce_roles
+from lib.validation.splits import BAND, allreduce_floor_roles, allreduce_roles
 
 __all__ = [
     "Network",
@@ -66,6 +66,9 @@ __all__ = [
     "validate_two_level",
     "leave_one_system_out",
     "two_level_scores",
+    "sweep_floors",
+    "validate_floor_split",
+    "floor_split_scores",
 ]
 
 #: A scale is fitted on selected sizes at least this large (bandwidth-bound in every modelled sweep).
@@ -323,4 +326,80 @@ def two_level_scores(validation: Validation | None = None) -> dict[str, Score]:
     True
     """
     v = validate_two_level() if validation is None else validation
+    return {"allreduce": score(v.held_out()), "allreduce_band": score(v.held_out(in_band=True))}
+
+
+def sweep_floors(fit: TwoLevelFit, sweeps: dict[str, AllReduceSweep]) -> dict[str, tuple[float, str]]:
+    """Each sweep's floor under :data:`lib.validation.splits.FLOOR_SPLIT`: ``{name: (seconds, where from)}``.
+
+    A sweep with sizes of at most :data:`lib.validation.splits.FLOOR_SIZES_UP_TO`
+    measures its own: the median excess of those sizes over ``fit``'s scaled
+    model without any floor (``"own"``). Any other borrows the median of the
+    own floors of the sweeps with its harness on one node, or its network
+    across nodes (``"borrowed"``), or has none (``"none"``: NCCL's constants).
+    """
+    bare = replace(fit, harness_floor={}, network_latency={})
+    own = {}
+    for name, sweep in sweeps.items():
+        pick = allreduce_floor_roles(sweep.size)[0] == "floor"
+        if pick.any():
+            own[name] = float(np.median(sweep.time[pick] - predict_two_level(bare, sweep)[pick]))
+
+    def group(name: str) -> tuple[str, str]:
+        return ("network", NETWORK_OF[name]) if SYSTEMS[name].nodes > 1 else ("harness", harness_of(name))
+
+    out = {}
+    for name in sweeps:
+        if name in own:
+            out[name] = (own[name], "own")
+            continue
+        lenders = [v for n, v in own.items() if group(n) == group(name)]
+        out[name] = (float(np.median(lenders)), "borrowed") if lenders else (0.0, "none")
+    return out
+
+
+def validate_floor_split(sweeps: dict[str, AllReduceSweep] | None = None) -> Validation:
+    """Chapter 11's second all-reduce split (:data:`lib.validation.splits.FLOOR_SPLIT`) with the two-level model.
+
+    The scales come from every sweep's large-message regime, as in
+    :func:`validate_two_level`; each sweep's floor from its sizes up to 1 KiB
+    (:func:`sweep_floors`). Records as :func:`validate_two_level`'s, with
+    ``role`` ``"floor"`` for the floor sizes and ``floor_from`` per sweep.
+    """
+    sweeps = _modelled() if sweeps is None else sweeps
+    first = {name: allreduce_roles(s.size)[0] == "calibration" for name, s in sweeps.items()}
+    fit = replace(calibrate_two_level(sweeps, first), harness_floor={}, network_latency={})
+    floors = sweep_floors(fit, sweeps)
+    records = []
+    for name, sweep in sweeps.items():
+        floor, where = floors[name]
+        predicted = np.maximum(predict_two_level(fit, sweep) + floor, 0.0)
+        role, doublings = allreduce_floor_roles(sweep.size)
+        for i, size in enumerate(sweep.size):
+            records.append(
+                dict(
+                    dataset=name,
+                    size=float(size),
+                    measured=float(sweep.time[i]),
+                    predicted=float(predicted[i]),
+                    error=float(relative_error(predicted[i], sweep.time[i])),
+                    role=str(role[i]),
+                    distance=float(doublings[i]),
+                    in_band=bool(BAND[0] <= size <= BAND[1]),
+                    floor_from=where,
+                )
+            )
+    constants = {f"{k}.{n}": v for k, d in {**fit.intra(), **fit.inter()}.items() for n, v in d.items()}
+    constants.update({f"floor.{name}": value for name, (value, _) in floors.items()})
+    return Validation("allreduce", tuple(records), constants)
+
+
+def floor_split_scores(validation: Validation | None = None) -> dict[str, Score]:
+    """Held-out scores under the second split: every held-out size above 1 KiB, and the band.
+
+    >>> s = floor_split_scores()
+    >>> s["allreduce_band"].n <= s["allreduce"].n
+    True
+    """
+    v = validate_floor_split() if validation is None else validation
     return {"allreduce": score(v.held_out()), "allreduce_band": score(v.held_out(in_band=True))}
