@@ -211,9 +211,12 @@ def summary(kernels: str = "measured") -> dict[str, Score]:
     """The scores chapter 11 reports, held-out figures only, by name.
 
     ``allreduce`` (every held-out size), ``allreduce_band`` (8 KiB to 64 MiB),
-    ``allreduce_post_hoc``; ``decode``, ``decode_ft_gptfast`` (the data set
+    ``allreduce_post_hoc``; ``allreduce_floor_band``, the band under the
+    second split (:data:`lib.validation.splits.FLOOR_SPLIT`, two-level model); ``decode``, ``decode_ft_gptfast`` (the data set
     of the previous edition); ``prefill``; ``load``. ``kernels`` as :func:`validations`.
     """
+    from lib.validation.twolevel import floor_split_scores  # twolevel imports this module
+
     v = validations(kernels)
     ar = v["allreduce"]
     post = [r["post_hoc_error"] for r in ar.records if r["post_hoc_role"] == "held-out"]
@@ -226,6 +229,7 @@ def summary(kernels: str = "measured") -> dict[str, Score]:
         "allreduce": score(ar.held_out()),
         "allreduce_band": score(ar.held_out(in_band=True)),
         "allreduce_post_hoc": score(post),
+        "allreduce_floor_band": floor_split_scores()["allreduce_band"],
         "decode": score(v["decode"].held_out()),
         "decode_ft_gptfast": score(old),
         "prefill": score(v["prefill"].held_out()),

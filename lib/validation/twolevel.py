@@ -69,6 +69,7 @@ __all__ = [
     "sweep_floors",
     "validate_floor_split",
     "floor_split_scores",
+    "band_diagnosis",
 ]
 
 #: A scale is fitted on selected sizes at least this large (bandwidth-bound in every modelled sweep).
@@ -403,3 +404,54 @@ def floor_split_scores(validation: Validation | None = None) -> dict[str, Score]
     """
     v = validate_floor_split() if validation is None else validation
     return {"allreduce": score(v.held_out()), "allreduce_band": score(v.held_out(in_band=True))}
+
+
+def band_diagnosis(first: Validation | None = None, second: Validation | None = None) -> list[dict]:
+    """Per modelled system, the held-out sizes in the band under both splits: which way, and which term.
+
+    One row per system: ``harness``, ``n`` (held-out band sizes), ``first``
+    and ``second`` (median signed error under :func:`validate_two_level` and
+    :func:`validate_floor_split`), ``first_abs`` and ``second_abs`` (median
+    ``|e|``), ``latency_share`` (median share of NCCL's latency term in the
+    scaled model's time there, before any floor), ``picks`` (the tuner's
+    algorithm/protocol pairs there), ``smallest`` (bytes, the smallest such
+    size) with ``smallest_measured`` and ``smallest_model`` (s, first split),
+    ``floor`` (s) and ``floor_from``.
+
+    >>> rows = band_diagnosis()
+    >>> [r["floor_from"] for r in rows]
+    ['none', 'own', 'none', 'none', 'own', 'own', 'borrowed']
+    """
+    first = validate_two_level() if first is None else first
+    second = validate_floor_split() if second is None else second
+    c = first.constants
+    rows = []
+    for name in SYSTEMS:
+
+        def band(v: Validation, key: str = "error", name: str = name) -> np.ndarray:
+            return np.array(v.held_out(key, dataset=name, in_band=True), dtype=float)
+
+        sizes, system = band(first, "size"), SYSTEMS[name]
+        net = None if system.inter_link is None else scaled_link(system.inter_link, c["network_scale.efa"])
+        link = scaled_link(system.link, c.get(f"intra_scale.{system.link}", 1.0))
+        choice = tune_allreduce(sizes, 8 * system.nodes, link, system.nodes, net, system.nics_per_node)
+        pairs = sorted({f"{a}/{p}" for a, p in zip(choice.algorithm.tolist(), choice.protocol.tolist())})
+        rows.append(
+            dict(
+                system=name,
+                harness=harness_of(name),
+                n=int(sizes.size),
+                first=float(np.median(band(first))),
+                first_abs=float(np.median(np.abs(band(first)))),
+                second=float(np.median(band(second))),
+                second_abs=float(np.median(np.abs(band(second)))),
+                latency_share=float(np.median(choice.latency / choice.time)),
+                smallest=float(sizes[0]),
+                smallest_measured=float(band(first, "measured")[0]),
+                smallest_model=float(band(first, "predicted")[0]),
+                picks=tuple(pairs),
+                floor=float(second.constants[f"floor.{name}"]),
+                floor_from=next(r["floor_from"] for r in second.records if r["dataset"] == name),
+            )
+        )
+    return rows

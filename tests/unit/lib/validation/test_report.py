@@ -55,6 +55,7 @@ def test_summary_scores_every_family_on_held_out_figures():
         "allreduce",
         "allreduce_band",
         "allreduce_post_hoc",
+        "allreduce_floor_band",
         "decode",
         "decode_ft_gptfast",
         "prefill",

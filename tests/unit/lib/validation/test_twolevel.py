@@ -10,14 +10,17 @@ from lib.validation import load_published
 from lib.validation.allreduce import SYSTEMS
 from lib.validation.published import allreduce_sweep
 from lib.validation.schemas import COLLECTIVE_DATASETS, HARNESSES
-from lib.validation.splits import allreduce_roles
+from lib.validation.splits import FLOOR_SIZES_UP_TO, allreduce_floor_roles, allreduce_roles
 from lib.validation.twolevel import (
     NETWORK_OF,
     NETWORKS,
+    band_diagnosis,
     calibrate_two_level,
     harness_of,
     leave_one_system_out,
     predict_two_level,
+    sweep_floors,
+    validate_floor_split,
     validate_two_level,
 )
 
@@ -95,3 +98,51 @@ def test_harness_floor_is_fitted_from_small_sizes(sweeps):
 def test_unmodelled_sweeps_are_refused(sweeps):
     with pytest.raises(ValueError, match="modelled"):
         calibrate_two_level({"allreduce_h100_16gpu_gcp_a3mega": allreduce_sweep("allreduce_h100_16gpu_gcp_a3mega")})
+
+
+def test_floor_split_scores_what_the_first_split_holds_out_above_1_kib(sweeps):
+    first, second = validate_two_level(sweeps), validate_floor_split(sweeps)
+    assert [(r["dataset"], r["size"]) for r in first.records] == [(r["dataset"], r["size"]) for r in second.records]
+    held = {
+        (r["dataset"], r["size"]) for r in first.records if r["role"] == "held-out" and r["size"] > FLOOR_SIZES_UP_TO
+    }
+    assert {(r["dataset"], r["size"]) for r in second.records if r["role"] == "held-out"} == held
+    floor = [r for r in second.records if r["role"] == "floor"]
+    assert floor and all(r["size"] <= FLOOR_SIZES_UP_TO for r in floor)
+    # the link scales are the first split's: only the floor is new
+    assert {k: v for k, v in second.constants.items() if not k.startswith("floor.")} == first.constants
+
+
+def test_floor_split_fits_nothing_on_the_sizes_it_scores(sweeps):
+    before = validate_floor_split(sweeps).constants
+    changed = {}
+    for name, s in sweeps.items():
+        scored = ~np.isin(allreduce_floor_roles(s.size)[0], ["calibration", "floor"])
+        changed[name] = replace(s, time=np.where(scored, s.time * 3, s.time))
+    assert validate_floor_split(changed).constants == before
+    # ... and a floor size does move the floor of its sweep
+    name = "allreduce_h100_16gpu_aws_p5"
+    s = sweeps[name]
+    bumped = dict(sweeps, **{name: replace(s, time=np.where(s.size <= FLOOR_SIZES_UP_TO, s.time + 1e-4, s.time))})
+    after = validate_floor_split(bumped).constants
+    assert np.isclose(after[f"floor.{name}"] - before[f"floor.{name}"], 1e-4, rtol=1e-9)
+
+
+def test_a_sweep_without_floor_sizes_borrows_from_its_harness_or_network(sweeps):
+    fit = replace(
+        calibrate_two_level(sweeps, {n: allreduce_roles(s.size)[0] == "calibration" for n, s in sweeps.items()})
+    )
+    floors = sweep_floors(fit, sweeps)
+    own = {n for n, (_, where) in floors.items() if where == "own"}
+    assert own == {n for n, s in sweeps.items() if s.size.min() <= FLOOR_SIZES_UP_TO}
+    lenders = [floors[n][0] for n in ("allreduce_a100_16gpu_aws_p4de", "allreduce_h100_16gpu_aws_p5")]
+    assert floors["allreduce_b200_32gpu_mle"] == (float(np.median(lenders)), "borrowed")  # the EFA sweeps lend
+    assert floors["allreduce_h200_8gpu_mle"] == (0.0, "none")  # no all_reduce_bench.py sweep prints 1 KiB or less
+
+
+def test_band_diagnosis_shows_the_model_too_fast_where_no_floor_is_measured():
+    rows = {r["system"]: r for r in band_diagnosis()}
+    for row in rows.values():
+        assert row["first"] < 0 and row["second"] <= row["first"] + 0.5 and row["latency_share"] > 0.5
+        if row["floor_from"] == "none":
+            assert row["second"] == row["first"] and row["smallest_measured"] > 2 * row["smallest_model"]
