@@ -8,6 +8,7 @@ Usage (``python -m lib.serving --help``)::
     python -m lib.serving --model llama-3-70b --weight-format fp8 --rate 20 --ttft-ms 1000 --tpot-ms 50
     python -m lib.serving --model llama-3-70b --weight-format fp8 --rate 20 --ttft-ms 1000 --tpot-ms 50 --confidence 0.9
     python -m lib.serving --model llama-3-8b --rate 50 --tpot-ms 30 --lengths requests.csv
+    python -m lib.serving --model llama-3-8b --devices 8 --ttft-ms 1000 --tpot-ms 30 --lengths-inline 1024:256*3,8000:64
     python -m lib.serving --model llama-3-70b --device h100-sxm --devices 8 --frontier
     python -m lib.serving --model deepseek-v3 --device h200 --devices 16 --weight-format fp8 --ttft-ms 2000 --tpot-ms 50
     python -m lib.serving --model llama-3-8b --devices 8 --ttft-ms 1000 --tpot-ms 20 --prompt 4096 --output 128 --disaggregate
@@ -18,9 +19,15 @@ carries within them (capacity) and what binds it, and the best row's
 ``vllm serve`` and SGLang ``launch_server`` lines are printed. With ``--rate`` the fewest devices that
 carry that rate are found instead; ``--confidence 0.9`` sizes for that rate with
 90 % probability given chapter 11's held-out errors, and says what the
-model's own estimate needs. ``--lengths FILE`` sizes for a sample of
+model's own estimate needs. ``--lengths FILE`` plans and sizes for a sample of
 requests' prompt and output lengths (CSV or JSON Lines,
-:func:`lib.serving.lengths.read_lengths`) instead of one of each. Every
+:func:`lib.serving.lengths.read_lengths`) instead of one of each (``--prompt``
+and ``--output``), in the table, the frontier and the disaggregated plan
+too (:func:`lib.serving.plan` takes samples); ``--lengths-inline
+1024:256*3,95:410`` gives a short sample as text
+(:func:`lib.serving.lengths.parse_lengths`: ``prompt:output`` pairs, each
+``*count`` times). The deploy lines' ``--max-model-len`` is the longest
+request's, and a request past the model's context is refused. Every
 capacity carries its 90 % range from those errors (:mod:`lib.serving.trust`). A mixture of experts lists its tensor-parallel
 layouts only, as :func:`lib.serving.plan` and the planner page do by default;
 ``--expert-parallel all`` adds the expert-parallel and
@@ -50,12 +57,13 @@ from lib import _checks
 from lib.collectives import ALLREDUCE_CHOICES
 from lib.formats import KV_FORMATS, WEIGHT_FORMATS
 from lib.hardware import DEVICES
-from lib.serving.capacity import percentile_fraction
+from lib.serving.capacity import Workload, percentile_fraction
 from lib.serving.command import sglang_command, vllm_command
 from lib.serving.disagg import disaggregate
 from lib.serving.engine import EXPERT_EXCHANGES, configure
 from lib.serving.layout import MAX_DEVICES, Cluster, check_devices
-from lib.serving.lengths import describe_lengths, read_lengths
+from lib.serving.lengths import describe_lengths, format_lengths, parse_lengths, read_lengths
+from lib.serving.memory import check_context
 from lib.serving.plan import best, frontier, mean_context, plan, tie_note
 from lib.serving.sizing import best_capacity, size
 from lib.serving.speculative import speculative_step
@@ -90,8 +98,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", choices=sorted(DEVICES), default="h100-sxm")
     parser.add_argument("--devices", type=int, default=8, help=f"devices in the cluster (at most {MAX_DEVICES})")
     parser.add_argument("--batch", type=int, default=64, help="concurrent sequences across the cluster")
-    parser.add_argument("--prompt", type=int, default=1024, help="prompt tokens per request")
-    parser.add_argument("--output", type=int, default=256, help="generated tokens per request")
+    parser.add_argument("--prompt", type=int, help=f"prompt tokens per request (default {PROMPT_DEFAULT})")
+    parser.add_argument("--output", type=int, help=f"generated tokens per request (default {OUTPUT_DEFAULT})")
     parser.add_argument("--prefix-hit-rate", type=float, default=0.0, help="share of each prompt already cached")
     parser.add_argument("--weight-format", choices=sorted(WEIGHT_FORMATS), default="bf16")
     parser.add_argument("--kv-format", choices=sorted(KV_FORMATS), default="bf16")
@@ -108,11 +116,18 @@ def _parser() -> argparse.ArgumentParser:
         help="the targets' percentile: a fraction in (0, 1) or a percent in [1, 100) (0.9 or 90 for p90)",
     )
     parser.add_argument("--rate", type=float, help="requests per second to size the cluster for")
-    parser.add_argument(
+    sample = parser.add_mutually_exclusive_group()
+    sample.add_argument(
         "--lengths",
         metavar="FILE",
-        help="with --rate: a CSV or JSON Lines file of requests' prompt_tokens and output_tokens to size for, "
+        help="a CSV or JSON Lines file of requests' prompt_tokens and output_tokens to plan or size for, "
         "instead of --prompt and --output",
+    )
+    sample.add_argument(
+        "--lengths-inline",
+        metavar="TEXT",
+        help="requests' lengths as prompt:output pairs, each optionally *count, joined by commas "
+        "(1024:256*3,95:410), instead of --prompt and --output",
     )
     parser.add_argument(
         "--confidence",
@@ -168,9 +183,11 @@ EXPERT_PARALLEL_DEFAULT = next(
     if value is inspect.signature(plan).parameters["expert_parallel"].default
 )
 
+#: ``--prompt`` and ``--output`` when neither they nor a sample of lengths are given.
+PROMPT_DEFAULT, OUTPUT_DEFAULT = 1024, 256
 #: Options that are whole numbers >= 1, and those that may be left out (``None``).
-_COUNTS = ("--batch", "--prompt", "--output")
-_OPTIONAL_COUNTS = ("--max-num-seqs", "--max-num-batched-tokens")
+_COUNTS = ("--batch",)
+_OPTIONAL_COUNTS = ("--prompt", "--output", "--max-num-seqs", "--max-num-batched-tokens")
 #: Options that are positive finite numbers when given.
 _OPTIONAL_POSITIVES = ("--ttft-ms", "--tpot-ms", "--rate")
 
@@ -200,10 +217,13 @@ def _check(args: argparse.Namespace) -> float:
         if not 0 <= _checks.scalar("--speculate ALPHA", alpha) <= 1:
             raise ValueError(f"--speculate ALPHA must be an acceptance rate in [0, 1], got {alpha:g}")
         _checks.scalar_count("--speculate GAMMA", gamma, minimum=1)
-    if args.lengths is not None and args.rate is None:
-        raise ValueError(
-            f"--lengths {args.lengths} needs --rate: the table and the frontier take one --prompt and --output"
-        )
+    sample = _sample_option(args)
+    for option in ("--prompt", "--output"):
+        if sample is not None and _value(args, option) is not None:
+            raise ValueError(
+                f"{option} {_value(args, option)} and {sample} {_value(args, sample)} both give the lengths: "
+                "give one or the other"
+            )
     if args.confidence is not None:
         if args.rate is None:
             raise ValueError(f"--confidence {args.confidence:g} needs --rate: it sizes a cluster for a rate")
@@ -211,6 +231,38 @@ def _check(args: argparse.Namespace) -> float:
     if args.disaggregate and (args.ttft_ms is None or args.tpot_ms is None):
         raise ValueError("--disaggregate needs both --ttft-ms and --tpot-ms: each pool is sized by its own target")
     return percentile_fraction(args.percentile, "--percentile")
+
+
+def _sample_option(args: argparse.Namespace) -> str | None:
+    """``"--lengths"`` or ``"--lengths-inline"``, whichever gives a sample of lengths, or ``None``."""
+    return next((option for option in ("--lengths", "--lengths-inline") if _value(args, option) is not None), None)
+
+
+def _requests(args: argparse.Namespace, config) -> tuple:
+    """``(prompts, outputs, words)``: one length each (``--prompt``, ``--output``) or a sample read from
+    ``--lengths`` or ``--lengths-inline``, and the request in words for the headings. A sample with a
+    request past the model's context is refused naming its option."""
+    option = _sample_option(args)
+    if option is None:
+        prompt = PROMPT_DEFAULT if args.prompt is None else args.prompt
+        output = OUTPUT_DEFAULT if args.output is None else args.output
+        return prompt, output, f"prompt {prompt}, output {output}"
+    if option == "--lengths":
+        prompts, outputs = read_lengths(args.lengths, option)
+        source = args.lengths
+    else:
+        prompts, outputs = parse_lengths(args.lengths_inline, option)
+        source = f"{option} {format_lengths(prompts, outputs)}"
+    try:
+        check_context(config, prompts, outputs)
+    except ValueError as error:
+        raise ValueError(f"{option} {_value(args, option)}: {error}") from None
+    return prompts, outputs, f"lengths of {describe_lengths(prompts, outputs)} from {source}"
+
+
+def _longest(prompts, outputs) -> int:
+    """The longest request, prompt and output together: what ``--max-model-len`` must admit."""
+    return int(np.max(np.asarray(prompts) + np.asarray(outputs)))
 
 
 def _model(args: argparse.Namespace):
@@ -236,6 +288,7 @@ def main(argv: list[str] | None = None) -> None:
 def _run(args: argparse.Namespace) -> None:
     quantile = _check(args)
     config = _model(args)
+    requests = _requests(args, config)
     model_id = args.name or config.hf_id or config.name
     print(f"{config.name}: {parameter_count(config) / 1e9:.2f} billion parameters")
     engine = dict(
@@ -254,13 +307,13 @@ def _run(args: argparse.Namespace) -> None:
     )
     resolved = configure(args.device, **engine)
     if args.rate is not None:
-        _sizing(args, config, model_id, engine, targets, resolved)
+        _sizing(args, config, model_id, engine, targets, resolved, requests)
     elif args.disaggregate:
-        _disaggregated(args, config, engine, targets)
+        _disaggregated(args, config, engine, targets, requests)
     elif args.frontier:
-        _frontier(args, config, engine)
+        _frontier(args, config, engine, requests)
     else:
-        _table(args, config, model_id, engine, targets, resolved)
+        _table(args, config, model_id, engine, targets, resolved, requests)
 
 
 def _range(rate: float, targets: dict) -> str:
@@ -269,7 +322,7 @@ def _range(rate: float, targets: dict) -> str:
     return f"{100 * INTERVAL_LEVEL:.0f} % range {low:.2f}-{high:.2f}"
 
 
-def _sizing(args, config, model_id: str, engine: dict, targets: dict, resolved) -> None:
+def _sizing(args, config, model_id: str, engine: dict, targets: dict, resolved, requests: tuple) -> None:
     options = dict(
         max_devices=args.max_devices,
         prefix_hit_rate=args.prefix_hit_rate,
@@ -278,11 +331,7 @@ def _sizing(args, config, model_id: str, engine: dict, targets: dict, resolved) 
         **engine,
     )
     sure = None if args.confidence is None else check_confidence(args.confidence, "--confidence")
-    if args.lengths is None:
-        prompts, outputs, requests = args.prompt, args.output, f"prompt {args.prompt}, output {args.output}"
-    else:
-        prompts, outputs = read_lengths(args.lengths, "--lengths")
-        requests = f"lengths of {describe_lengths(prompts, outputs)} from {args.lengths}"
+    prompts, outputs, requests = requests
     plan_ = size(config, args.device, args.rate, prompts, outputs, confidence=sure, **options)
     goal = f"{args.rate:g} requests/s" + ("" if sure is None else f" with {100 * sure:g} % confidence")
     if plan_ is None:
@@ -304,28 +353,26 @@ def _sizing(args, config, model_id: str, engine: dict, targets: dict, resolved) 
             f"runs delivered at least {ratio:.2f} x the prediction; the model's own estimate needs "
             + ("more than the limit" if point is None else f"{point.devices} x {DEVICES[args.device].name}")
         )
-    longest = int(np.max(np.asarray(prompts) + np.asarray(outputs)))
-    _print_commands(args, config, model_id, plan_.layout, resolved, longest)
+    _print_commands(config, model_id, plan_.layout, resolved, _longest(prompts, outputs))
 
 
-def _disaggregated(args, config, engine: dict, targets: dict) -> None:
+def _disaggregated(args, config, engine: dict, targets: dict, requests: tuple) -> None:
     ep = EXPERT_PARALLEL[args.expert_parallel]
-    pools = disaggregate(
-        config, args.device, args.devices, args.prompt, args.output, expert_parallel=ep, **targets, **engine
-    )
+    prompts, outputs, words = requests
+    pools = disaggregate(config, args.device, args.devices, prompts, outputs, expert_parallel=ep, **targets, **engine)
     together = best_capacity(
         config,
         args.device,
         args.devices,
-        args.prompt,
-        args.output,
+        prompts,
+        outputs,
         expert_parallel=ep,
         prefix_hit_rate=args.prefix_hit_rate,
         **targets,
         **engine,
     )
     print(
-        f"{args.devices} x {DEVICES[args.device].name}, prompt {args.prompt}, output {args.output}, "
+        f"{args.devices} x {DEVICES[args.device].name}, {words}, "
         f"TTFT {args.ttft_ms:g} ms and TPOT {args.tpot_ms:g} ms at p{100 * targets['percentile']:g}"
     )
     if together is None:
@@ -345,7 +392,8 @@ def _disaggregated(args, config, engine: dict, targets: dict) -> None:
     )
 
 
-def _speculation(args, config, cluster: Cluster, row, engine: dict) -> str:
+def _speculation(args, config, cluster: Cluster, row, engine: dict, context: float) -> str:
+    """The speed-up of speculative decoding for ``row``, at ``context`` (the context its steps read)."""
     alpha, gamma = args.speculate
     drafter = dict(draft=PRESETS[args.draft_model]) if args.draft_model else dict(head_layers=args.draft_head_layers)
     step = speculative_step(
@@ -353,7 +401,7 @@ def _speculation(args, config, cluster: Cluster, row, engine: dict) -> str:
         cluster,
         row.layout,
         row.batch,
-        mean_context(args.prompt, args.output),
+        context,
         alpha,
         int(gamma),
         **drafter,
@@ -362,12 +410,10 @@ def _speculation(args, config, cluster: Cluster, row, engine: dict) -> str:
     return f" spec x{float(step.speedup):.2f}"
 
 
-def _frontier(args, config, engine: dict) -> None:
-    _, front = frontier(config, args.device, args.devices, args.prompt, args.output, **engine)
-    print(
-        f"{args.devices} x {DEVICES[args.device].name}, prompt {args.prompt}, output {args.output}: "
-        "the throughput-latency frontier"
-    )
+def _frontier(args, config, engine: dict, requests: tuple) -> None:
+    prompts, outputs, words = requests
+    _, front = frontier(config, args.device, args.devices, prompts, outputs, **engine)
+    print(f"{args.devices} x {DEVICES[args.device].name}, {words}: the throughput-latency frontier")
     print(f"{'layout':>18} {'batch':>6} {'tokens/s per user':>18} {'tokens/s per device':>20}")
     for point in front:
         print(
@@ -376,14 +422,15 @@ def _frontier(args, config, engine: dict) -> None:
         )
 
 
-def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -> None:
+def _table(args, config, model_id: str, engine: dict, targets: dict, resolved, requests: tuple) -> None:
+    prompts, outputs, words = requests
     rows = plan(
         config,
         args.device,
         args.devices,
         args.batch,
-        args.prompt,
-        args.output,
+        prompts,
+        outputs,
         prefix_hit_rate=args.prefix_hit_rate,
         expert_parallel=EXPERT_PARALLEL[args.expert_parallel],
         **targets,
@@ -393,8 +440,8 @@ def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -
     chosen = best(rows, cluster.devices_per_node)
     with_targets = rows and rows[0].capacity is not None
     print(
-        f"{args.devices} x {DEVICES[args.device].name}, batch {args.batch}, prompt {args.prompt}, output "
-        f"{args.output}, weights {args.weight_format}, KV cache {args.kv_format}"
+        f"{args.devices} x {DEVICES[args.device].name}, batch {args.batch}, {words}, "
+        f"weights {args.weight_format}, KV cache {args.kv_format}"
     )
     band = f"{100 * INTERVAL_LEVEL:.0f} % range"
     extra = f" {'req/s':>7} {band:>13} {'req/s/dev':>9}  binding" if with_targets else ""
@@ -402,6 +449,8 @@ def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -
         f"{'layout':>18} {'fits':>5} {'GB/device':>10} {'max batch (all dp)':>18} {'TTFT ms':>8} {'TPOT ms':>8} "
         f"{'tok/s/dev':>10}{extra}  note"
     )
+    # the context a step reads, as plan prices it: one length's mean over its generation, or the sample's
+    context = mean_context(prompts, outputs) if np.ndim(prompts) == 0 else Workload(prompts, outputs).context
     for row in rows:
         mark = "  <- best" if row is chosen else ""
         more = ""
@@ -409,7 +458,7 @@ def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -
             low, high = capacity_interval(row.capacity, "load")
             more = f" {row.capacity:>7.2f} {f'{low:.2f}-{high:.2f}':>13} {row.requests_per_s_per_device:>9.3f}  {row.binding}"
         if args.speculate and row.fits:
-            more += _speculation(args, config, cluster, row, engine)
+            more += _speculation(args, config, cluster, row, engine, context)
         print(
             f"{row.name:>18} {'yes' if row.fits else 'no':>5} {row.memory_per_device / GB:>10.1f} "
             f"{row.max_batch * row.dp:>18} {row.ttft / ms:>8.1f} {row.tpot / ms:>8.2f} {row.tokens_per_s_per_device:>10.1f}"
@@ -419,13 +468,13 @@ def _table(args, config, model_id: str, engine: dict, targets: dict, resolved) -
         note = tie_note(rows, chosen, cluster.devices_per_node)
         if note:
             print(note)
-        _print_commands(args, config, model_id, chosen.layout, resolved)
+        _print_commands(config, model_id, chosen.layout, resolved, _longest(prompts, outputs))
 
 
-def _print_commands(args, config, model_id: str, layout, resolved, length: int | None = None) -> None:
+def _print_commands(config, model_id: str, layout, resolved, length: int) -> None:
     """The vLLM and SGLang lines (and their notes) that deploy ``layout`` for requests of at most ``length``
-    tokens (by default ``--prompt`` + ``--output``)."""
-    length, context = length or args.prompt + args.output, getattr(config, "context_length", 0)
+    tokens (the longest request, prompt and output together)."""
+    context = getattr(config, "context_length", 0)
     print(
         vllm_command(
             model_id, layout, resolved, length, context_length=context, mixture_of_experts=config.experts > 1

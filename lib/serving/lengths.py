@@ -11,6 +11,11 @@ JSON Lines (one object per request), with the lengths under
 names of vLLM's and SGLang's benchmark dumps, are read too). Every length is
 a whole number of at least one token; a bad row is refused with its line.
 
+A short sample also has a text form that fits in a form field and a link
+(:func:`parse_lengths`, ``--lengths-inline``): ``prompt:output`` pairs
+joined by commas, each repeated ``*count`` times, ``1024:256*3,95:410``;
+:func:`format_lengths` writes it back.
+
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as tmp:
 ...     path = Path(tmp) / "chat.csv"
@@ -24,11 +29,22 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["LENGTH_COLUMNS", "read_lengths", "describe_lengths"]
+from lib import _checks
+
+__all__ = [
+    "LENGTH_COLUMNS",
+    "read_lengths",
+    "describe_lengths",
+    "MAX_INLINE_REQUESTS",
+    "MAX_INLINE_TOKENS",
+    "parse_lengths",
+    "format_lengths",
+]
 
 #: The names a file may give the two lengths, in the order they are looked for.
 LENGTH_COLUMNS = {"prompt_tokens": ("prompt_tokens", "input_len"), "output_tokens": ("output_tokens", "output_len")}
@@ -99,3 +115,90 @@ def describe_lengths(prompts: np.ndarray, outputs: np.ndarray) -> str:
         f"{len(prompts)} requests (prompt mean {np.mean(prompts):.0f}, p90 {np.percentile(prompts, 90):.0f}; "
         f"output mean {np.mean(outputs):.0f}, p90 {np.percentile(outputs, 90):.0f})"
     )
+
+
+#: The most requests the text form may describe (its counts summed): a sample typed or linked, not a trace.
+MAX_INLINE_REQUESTS = 10_000
+#: The largest length or count the text form takes (far past any model's context; keeps integers exact
+#: in a browser's doubles and in numpy's int64).
+MAX_INLINE_TOKENS = 10**9
+
+#: One group: ``prompt:output`` or ``prompt:output*count``, ASCII digits, spaces allowed around each part.
+_GROUP = re.compile(r"[ \t]*([0-9]+)[ \t]*:[ \t]*([0-9]+)[ \t]*(?:\*[ \t]*([0-9]+)[ \t]*)?")
+_FORM = "prompt:output pairs, each optionally *count, joined by commas (1024:256*3,95:410)"
+
+
+def parse_lengths(text: str, name: str = "lengths") -> tuple[np.ndarray, np.ndarray]:
+    """The prompt and output lengths of the requests a text such as ``"1024:256*3,95:410"`` describes.
+
+    The grammar (spaces and tabs may surround any part)::
+
+        lengths := group ("," group)*
+        group   := prompt ":" output ["*" count]
+        prompt, output, count := ASCII digits, a whole number from 1 to MAX_INLINE_TOKENS
+
+    ``count`` repeats the pair (1 if left out); the requests come out in the
+    order written, and at most :data:`MAX_INLINE_REQUESTS` in all. Anything
+    else (an empty text or group, a sign, a decimal point, an exponent, a
+    zero) raises a one-line ``ValueError`` naming ``name`` and the group.
+    :func:`format_lengths` writes the text back.
+
+    >>> prompts, outputs = parse_lengths("1024:256*3, 95:410")
+    >>> prompts.tolist(), outputs.tolist()
+    ([1024, 1024, 1024, 95], [256, 256, 256, 410])
+    >>> parse_lengths("1024:0", "--lengths-inline")
+    Traceback (most recent call last):
+    ...
+    ValueError: --lengths-inline group 1 '1024:0': output must be a whole number from 1 to 1000000000, got 0
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"{name} must be text, {_FORM}, got {text!r}")
+    if not text.strip():
+        raise ValueError(f"{name} holds no request: it must be {_FORM}, got {text!r}")
+    prompts, outputs, total = [], [], 0
+    for index, group in enumerate(text.split(","), start=1):
+        found = _GROUP.fullmatch(group)
+        if found is None:
+            raise ValueError(f"{name} must be {_FORM}; group {index} is {group.strip()!r}")
+        where = f"{name} group {index} {group.strip()!r}"
+        values = []
+        for word, digits in zip(("prompt", "output", "count"), found.groups(default="1")):
+            # more digits than the limit has are past it (and Python refuses int() of 4,301 digits)
+            value = int(digits) if len(digits.lstrip("0")) <= len(str(MAX_INLINE_TOKENS)) else MAX_INLINE_TOKENS + 1
+            if not 1 <= value <= MAX_INLINE_TOKENS:
+                raise ValueError(f"{where}: {word} must be a whole number from 1 to {MAX_INLINE_TOKENS}, got {digits}")
+            values.append(value)
+        prompt, output, count = values
+        total += count
+        if total > MAX_INLINE_REQUESTS:
+            raise ValueError(
+                f"{name} describes more than {MAX_INLINE_REQUESTS:,} requests (at {where}): use a file (--lengths)"
+            )
+        prompts += [prompt] * count
+        outputs += [output] * count
+    return np.array(prompts, dtype=np.int64), np.array(outputs, dtype=np.int64)
+
+
+def format_lengths(prompts, outputs) -> str:
+    """The text :func:`parse_lengths` reads back as these lengths: runs of one pair written once, ``*count``.
+
+    The shortest form in the requests' order, without spaces; ``parse_lengths(format_lengths(p, o))``
+    gives ``p`` and ``o`` again. Lengths must be whole numbers of at least 1 (``ValueError`` naming them).
+
+    >>> format_lengths([1024, 1024, 1024, 95], [256, 256, 256, 410])
+    '1024:256*3,95:410'
+    """
+    p = np.atleast_1d(_checks.count("prompts", prompts, minimum=1)).astype(np.int64)
+    o = np.atleast_1d(_checks.count("outputs", outputs, minimum=1)).astype(np.int64)
+    if p.ndim != 1 or p.shape != o.shape or not p.size:
+        raise ValueError(
+            f"prompts and outputs must be samples of one length, at least one request, got shapes {p.shape} and "
+            f"{o.shape}"
+        )
+    groups: list[list[int]] = []
+    for pair in zip(p.tolist(), o.tolist()):
+        if groups and groups[-1][:2] == list(pair):
+            groups[-1][2] += 1
+        else:
+            groups.append([*pair, 1])
+    return ",".join(f"{a}:{b}" + (f"*{n}" if n > 1 else "") for a, b, n in groups)

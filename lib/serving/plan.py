@@ -12,6 +12,14 @@ most per device (capacity under the targets, or tokens per second), and
 ['tp1-pp4-dp2', 'tp1-pp8-dp1', 'tp2-pp2-dp2']
 >>> best(rows).name
 'tp8-pp1-dp1'
+
+Real traffic mixes lengths: give samples of them instead (one per request,
+as :func:`lib.serving.capacity` takes them). These three have the same means
+as above, but the long requests hold more of the cache while they run:
+
+>>> mixed = plan(PRESETS["llama-3-70b"], "h100-sxm", 8, 64, [256, 1024, 1792], [64, 256, 448])
+>>> rows[-1].max_batch, mixed[-1].max_batch
+(1068, 776)
 """
 
 from __future__ import annotations
@@ -20,9 +28,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from lib import _checks
 from lib.hardware import Device, Link
-from lib.serving.capacity import capacity
+from lib.serving.capacity import Workload, capacity
 from lib.serving.engine import Engine, configure
 from lib.serving.layout import Cluster, Layout, layouts
 from lib.serving.memory import check_context, memory_fit
@@ -37,11 +47,12 @@ class PlanRow:
     """One layout of :func:`plan`, in SI units (bytes, seconds, tokens per second).
 
     ``batch`` is the busiest replica's share of the sequences, ``max_batch``
-    how many sequences of the full context a replica could hold in memory;
+    how many sequences of the full context (with samples of lengths, the mean
+    held context of :func:`plan`) a replica could hold in memory;
     ``tokens_per_s`` counts the output tokens of the whole cluster in steady
     state, every step carrying the prefill of the prompts that replace
     finished sequences (``prefill_share`` of its time); ``requests_per_s`` is
-    that divided by the output length. ``reason`` says in words why a layout
+    that divided by the (mean) output length. ``reason`` says in words why a layout
     does not fit or misses a target ("" if neither).
     """
 
@@ -108,6 +119,17 @@ def _limit(name: str, value: float | None) -> float | None:
     return None if value is None else _checks.scalar(name, value, _checks.positive)
 
 
+def _held_context(workload: Workload) -> int:
+    """The full context ``P + O`` a running sequence holds at its end, averaged over the sequences in flight.
+
+    A sequence stays in the batch for its ``O`` decode steps, so the ones in
+    flight are drawn in proportion to their output: ``E[O (P + O)] / E[O]``,
+    rounded up to whole tokens. For one length it is ``P + O``.
+    """
+    prompts, outputs = workload.prompts, workload.outputs  # sums of whole numbers: exact, then one rounding
+    return math.ceil(float(np.sum(outputs * (prompts + outputs)) / np.sum(outputs)))
+
+
 def _scheduler_reason(per_replica: int, tokens: float, engine: Engine, layout: Layout) -> str:
     """Why the scheduler cannot hold ``per_replica`` sequences in steady state ("" if it can)."""
     seqs, budget = engine.replica_limits(layout)
@@ -130,8 +152,8 @@ def plan(
     device: Device | str,
     devices: int,
     batch: int,
-    prompt_tokens: int,
-    output_tokens: int,
+    prompt_tokens: Any,
+    output_tokens: Any,
     *,
     devices_per_node: int = 8,
     link: Link | str | None = None,
@@ -159,13 +181,36 @@ def plan(
     batch : int
         Sequences in flight across the cluster; each of the ``dp`` replicas
         takes ``ceil(batch / dp)`` (the busiest one sets the pace).
-    prompt_tokens, output_tokens : int
-        Prompt and generated length of every request. Memory is sized for the
-        full ``prompt + output`` context; a step reads the average context over
-        the generation, ``prompt + output / 2``, and carries the prefill of
-        the prompts that replace finished sequences
-        (:func:`lib.serving.step.steady_prefill`). Past the model's
-        ``context_length`` the plan is refused (:func:`lib.serving.memory.check_context`).
+    prompt_tokens, output_tokens : int or array of int
+        Prompt and generated length of every request, or samples of them
+        (equal-length arrays, one entry per request, or one side a single
+        length), as :func:`lib.serving.capacity` takes them
+        (:class:`lib.serving.capacity.Workload`). For one length, memory is
+        sized for the full ``prompt + output`` context; a step reads the
+        average context over the generation, ``prompt + output / 2``, and
+        carries the prefill of the prompts that replace finished sequences
+        (:func:`lib.serving.step.steady_prefill`); TTFT is that prompt's on
+        an idle replica. Past the model's ``context_length`` the plan is
+        refused (:func:`lib.serving.memory.check_context`).
+
+        With samples, the capacity under the targets takes the whole sample
+        (the prefill queue sees every prompt's work). The steady-state
+        columns price one step with one length, and use the sample's means
+        as :class:`~lib.serving.capacity.Workload` and the capacity's own
+        steady state do: the step carries the rounded mean prompt and output
+        and reads ``Workload.context`` (the mean context weighted by the
+        steps each request decodes), TTFT is the rounded mean prompt's (so
+        ``meets_slo`` judges the mean request; the capacity judges the
+        targets' percentile over the sample), and
+        ``requests_per_s`` divides by the mean output. The mean, because over
+        many requests a steady state's tokens and steps add up to the average
+        request's (the request rate is the token rate over the mean output),
+        and because a row must agree with its own capacity, whose steady
+        state uses the same means. Memory holds each sequence at its
+        full context averaged over the sequences in flight, ``E[O (P + O)] /
+        E[O]`` rounded up (one length: ``P + O``). The refusal past the
+        model's context counts the longest request, as the engine's
+        ``max_model_len`` must.
     devices_per_node, link, inter_link, nics_per_node
         Servers of ``devices_per_node`` devices joined inside by ``link`` and
         between by ``nics_per_node`` ports of ``inter_link`` each; by default
@@ -208,9 +253,17 @@ def plan(
     if n > cluster.devices_per_node and n % cluster.devices_per_node:
         raise ValueError(f"devices must fill whole servers of {cluster.devices_per_node} devices, got {n}")
     total_batch = _checks.scalar_count("batch", batch, minimum=1)
-    prompt = _checks.scalar_count("prompt_tokens", prompt_tokens, minimum=1)
-    output = _checks.scalar_count("output_tokens", output_tokens, minimum=1)
-    check_context(config, prompt, output)
+    if np.ndim(prompt_tokens) == 0 and np.ndim(output_tokens) == 0:  # one length each
+        prompt = _checks.scalar_count("prompt_tokens", prompt_tokens, minimum=1)
+        output = _checks.scalar_count("output_tokens", output_tokens, minimum=1)
+        check_context(config, prompt, output)
+        context, held, per_request, lengths = mean_context(prompt, output), prompt + output, output, (prompt, output)
+    else:  # samples: the means for the steady state (see the docstring), the whole sample for the capacity
+        workload = Workload(prompt_tokens, output_tokens)
+        check_context(config, workload.prompts, workload.outputs)
+        prompt, output = int(round(workload.prompt)), int(round(workload.output))
+        context, held, per_request = workload.context, _held_context(workload), workload.output
+        lengths = (workload.prompts, workload.outputs)
     hit = _checks.scalar("prefix_hit_rate", prefix_hit_rate, _checks.nonnegative)
     if hit >= 1:
         raise ValueError(f"prefix_hit_rate must be in [0, 1), got {prefix_hit_rate!r}")
@@ -225,10 +278,8 @@ def plan(
         if not cluster.holds_group(layout.tp):
             continue
         per_replica = math.ceil(total_batch / layout.dp)
-        fit = memory_fit(config, cluster.device, layout, per_replica, prompt + output, eng)
-        step = decode_step(
-            config, cluster, layout, per_replica, mean_context(prompt, output), prompt, output, hit, engine=eng
-        )
+        fit = memory_fit(config, cluster.device, layout, per_replica, held, eng)
+        step = decode_step(config, cluster, layout, per_replica, context, prompt, output, hit, engine=eng)
         ttft = float(prefill_time(config, cluster, layout, prompt, hit, engine=eng))
         tokens_per_s = total_batch / float(step.tpot)
         misses = []
@@ -246,8 +297,7 @@ def plan(
                 config,
                 cluster.device,
                 layout,
-                prompt,
-                output,
+                *lengths,
                 ttft_limit=ttft_max,
                 tpot_limit=tpot_max,
                 percentile=percentile,
@@ -281,7 +331,7 @@ def plan(
                 tokens_per_s=float(tokens_per_s),
                 tokens_per_s_per_device=float(tokens_per_s / n),
                 tokens_per_s_per_user=float(1 / step.tpot),
-                requests_per_s=float(tokens_per_s / output),
+                requests_per_s=float(tokens_per_s / per_request),
                 prefill_share=float(step.prefill_share),
                 bound=str(step.bound),
                 cost_per_million_tokens=cost,
@@ -400,15 +450,17 @@ def frontier(
     config: ModelConfig,
     device: Device | str,
     devices: int,
-    prompt_tokens: int,
-    output_tokens: int,
+    prompt_tokens: Any,
+    output_tokens: Any,
     batches=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024),
     **options,
 ) -> tuple[list, list]:
     """Every fitting (layout, batch) point, and the Pareto frontier among them.
 
     A point is on the frontier if no other point gives both more tokens per
-    second to each user and more per device. ``options`` go to :func:`plan`.
+    second to each user and more per device. ``prompt_tokens`` and
+    ``output_tokens`` are lengths or samples of them, and ``options`` go to
+    :func:`plan`.
     Returns ``(points, front)``, the front sorted by tokens per second per user.
 
     >>> from lib.transformer import PRESETS

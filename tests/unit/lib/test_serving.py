@@ -54,6 +54,9 @@ def _bad_inputs(tmp: Path) -> list[tuple[list[str], list[str]]]:
     bad_json.parent.mkdir()
     bad_json.write_text("{not json")
     missing = tmp / "absent" / "config.json"
+    good_csv, zero_csv = tmp / "good.csv", tmp / "zero.csv"
+    good_csv.write_text("prompt_tokens,output_tokens\n512,128\n")
+    zero_csv.write_text("prompt_tokens,output_tokens\n512,128\n512,0\n")
     return [
         (["--devices", "abc"], ["--devices", "'abc'"]),
         (["--devices", "0"], ["--devices", "0"]),
@@ -79,9 +82,20 @@ def _bad_inputs(tmp: Path) -> list[tuple[list[str], list[str]]]:
         (["--disaggregate", "--ttft-ms", "100"], ["--disaggregate", "--tpot-ms"]),
         (["--rate", "5", "--confidence", "0.99"], ["--confidence", "0.99"]),
         (["--confidence", "0.9"], ["--confidence", "0.9", "--rate"]),
-        (["--lengths", str(bad_json)], ["--lengths", "--rate"]),
+        (["--lengths", str(bad_json)], ["--lengths", str(bad_json), "line 1 is not JSON"]),  # the table's
         (["--rate", "5", "--lengths", str(bad_json)], ["--lengths", str(bad_json), "line 1"]),
         (["--rate", "5", "--lengths", str(missing)], ["--lengths", str(missing)]),
+        (["--frontier", "--lengths", str(zero_csv)], ["--lengths", str(zero_csv), "line 3", "output_tokens", "'0'"]),
+        (["--lengths-inline", "1024:0"], ["--lengths-inline", "'1024:0'", "output"]),
+        (["--lengths-inline", "1024-256"], ["--lengths-inline", "'1024-256'"]),
+        (["--lengths-inline", ""], ["--lengths-inline", "holds no request"]),
+        (
+            ["--model", "llama-3-8b", "--lengths-inline", "512:128,8000:256"],
+            ["--lengths-inline 512:128,8000:256", "8256", "8192"],  # the longest request, not the mean, is refused
+        ),
+        (["--prompt", "512", "--lengths-inline", "512:128"], ["--prompt 512", "--lengths-inline 512:128"]),
+        (["--output", "64", "--lengths", str(good_csv)], ["--output 64", f"--lengths {good_csv}"]),
+        (["--lengths", str(good_csv), "--lengths-inline", "1:1"], ["--lengths", "--lengths-inline"]),
     ]
 
 
@@ -210,3 +224,31 @@ def test_the_command_line_sizes_for_a_file_of_lengths_as_size_does(tmp_path, cap
     assert f"{want.capacity.rate:.2f} in all" in out and "lengths of 5 requests (prompt mean 951" in out, out
     line = next(row for row in out.splitlines() if row.startswith("vllm serve"))
     assert serving.parse_vllm_command(line)["max-model-len"] == str(2048 + 64), line  # the longest request
+
+
+def test_the_table_and_the_frontier_plan_for_a_sample_of_lengths(tmp_path, capsys):
+    from lib.serving.__main__ import main
+
+    prompts, outputs = [812, 95, 2048, 300, 1500], [233, 410, 64, 300, 120]
+    path = tmp_path / "requests.csv"
+    path.write_text("prompt_tokens,output_tokens\n" + "".join(f"{p},{o}\n" for p, o in zip(prompts, outputs)))
+    common = ["--model", "llama-3.1-8b", "--devices", "2", "--batch", "16"]
+    main([*common, "--lengths", str(path)])
+    table = capsys.readouterr().out
+    rows = {row.name: row for row in serving.plan(PRESETS["llama-3.1-8b"], "h100-sxm", 2, 16, prompts, outputs)}
+    shown = {line.split()[0]: line.split() for line in table.splitlines() if line.split() and line.split()[0] in rows}
+    assert shown.keys() == rows.keys()
+    for name, row in rows.items():  # max batch (all dp) and TPOT ms as plan gives them for the sample
+        assert shown[name][3:6:2] == [str(row.max_batch * row.dp), f"{row.tpot / ms:.2f}"], name
+    assert f"lengths of 5 requests (prompt mean 951, p90 1829; output mean 225, p90 366) from {path}" in table
+    line = next(row for row in table.splitlines() if row.startswith("vllm serve"))
+    assert serving.parse_vllm_command(line)["max-model-len"] == str(2048 + 64)  # the longest request
+    text = "812:233,95:410,2048:64,300:300,1500:120"
+    main([*common, "--lengths-inline", text])
+    inline = capsys.readouterr().out
+    assert inline == table.replace(f"from {path}", f"from --lengths-inline {text}")
+    main([*common, "--lengths-inline", text, "--frontier"])
+    front = capsys.readouterr().out
+    _, want = serving.frontier(PRESETS["llama-3.1-8b"], "h100-sxm", 2, prompts, outputs)
+    assert "lengths of 5 requests" in front
+    assert [line.split()[:2] for line in front.splitlines()[3:]] == [[p.name, str(p.batch)] for p in want]

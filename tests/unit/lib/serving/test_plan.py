@@ -399,3 +399,73 @@ def test_the_band_is_chapter_11s_held_out_decode_error():
     assert serving.TIE_BAND == pytest.approx(scores["decode"].median, abs=0.005)
     # rounded to a whole percent: never more than half a percent above the smallest of the three errors
     assert serving.TIE_BAND <= min(scores[key].median for key in ("decode", "prefill", "load")) + 0.005
+
+
+# --- samples of lengths -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options", [{}, pytest.param(dict(ttft_limit=500 * ms, tpot_limit=20 * ms), marks=pytest.mark.slow)]
+)
+def test_a_sample_of_one_length_plans_exactly_as_that_length(options):
+    llama = PRESETS["llama-3-8b"]
+    one = serving.plan(llama, "h100-sxm", 2, 32, 1024, 256, **options)
+    sample = serving.plan(llama, "h100-sxm", 2, 32, [1024] * 3, [256] * 3, **options)
+    half = serving.plan(llama, "h100-sxm", 2, 32, [1024] * 3, 256, **options)  # one side a single length
+    assert sample == one and half == one
+
+
+def test_a_mixed_sample_holds_its_long_requests_in_memory_and_prices_its_means():
+    llama = PRESETS["llama-3-8b"]
+    prompts, outputs = [256, 1024, 1792], [64, 256, 448]  # means 1024 and 256
+    (mixed,) = serving.plan(llama, "h100-sxm", 1, 32, prompts, outputs)
+    (even,) = serving.plan(llama, "h100-sxm", 1, 32, 1024, 256)
+    # memory: each sequence at its full context, weighted by the steps it stays, E[O (P + O)] / E[O] = 1760
+    held = sum(o * (p + o) for p, o in zip(prompts, outputs)) / sum(outputs)
+    assert held == 1760
+    fit = serving.memory_fit(llama, "h100-sxm", Layout(), 32, 1760)
+    assert (mixed.kv_per_device, mixed.max_batch) == (fit.kv_cache, fit.max_sequences)
+    assert mixed.max_batch < even.max_batch
+    # the step: the means, and the context weighted by the steps each request decodes (Workload.context)
+    workload = serving.Workload(prompts, outputs)
+    step = serving.decode_step(llama, H100, Layout(), 32, workload.context, 1024, 256)
+    assert mixed.tpot == float(step.tpot) and workload.context > 1152 and mixed.tpot > even.tpot
+    assert mixed.ttft == even.ttft  # the mean prompt's, as the capacity's prefill steps are priced
+    assert mixed.requests_per_s == pytest.approx(mixed.tokens_per_s / 256)
+
+
+@pytest.mark.slow
+def test_a_sample_with_targets_gets_the_capacity_of_the_whole_sample():
+    llama = PRESETS["llama-3-8b"]
+    prompts, outputs = [1024] * 4, [32, 32, 32, 928]  # output mean 256: one long answer in four
+    targets = dict(ttft_limit=200 * ms, tpot_limit=30 * ms)
+    rows = serving.plan(llama, "h100-sxm", 2, 32, prompts, outputs, **targets)
+    for row in rows:
+        want = serving.capacity(llama, "h100-sxm", row.layout, prompts, outputs, **targets)
+        assert (row.capacity, row.binding) == (want.rate, want.binding), row.name
+    even = serving.plan(llama, "h100-sxm", 2, 32, 1024, 256, **targets)
+    # the long answers run at long contexts: every layout carries less than at the mean lengths
+    assert all(row.capacity < same.capacity for row, same in zip(rows, even))
+
+
+def test_a_sample_is_refused_by_its_longest_request_and_bad_samples_name_their_parameter():
+    llama3 = PRESETS["llama-3-8b"]  # 8,192 tokens
+    with pytest.raises(ValueError, match="longest sample's prompt_tokens \\+ output_tokens = 8256 exceeds"):
+        serving.plan(llama3, "h100-sxm", 1, 8, [512, 8000], [128, 256])  # the mean request would fit
+    assert serving.plan(llama3, "h100-sxm", 1, 8, [512, 7936], [128, 256])  # exactly the context: served
+    with pytest.raises(ValueError, match="prompt_tokens and output_tokens .* shapes \\(2,\\) and \\(3,\\)"):
+        serving.plan(llama3, "h100-sxm", 1, 8, [512, 1024], [128, 256, 64])
+    with pytest.raises(ValueError, match="output_tokens must be >= 1, got .*128, +0"):
+        serving.plan(llama3, "h100-sxm", 1, 8, [512, 1024], [128, 0])
+    with pytest.raises(ValueError, match="prompt_tokens must be a whole number"):
+        serving.plan(llama3, "h100-sxm", 1, 8, [512.5, 1024], 128)
+
+
+def test_the_frontier_takes_a_sample():
+    llama = PRESETS["llama-3-8b"]
+    points, front = serving.frontier(llama, "h100-sxm", 1, [256, 1792], [64, 448], batches=(1, 64))
+    rows = {b: serving.plan(llama, "h100-sxm", 1, b, [256, 1792], [64, 448])[0] for b in (1, 64)}
+    assert [(p.batch, p.tokens_per_s_per_device) for p in points] == [
+        (b, row.tokens_per_s_per_device) for b, row in rows.items()
+    ]
+    assert front
