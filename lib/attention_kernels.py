@@ -1,6 +1,7 @@
 """Measured decode-attention kernel time by batch, context and head layout, as a fraction of HBM bandwidth.
 
-Not yet used by the serving model (issue 30): :mod:`lib.serving.operators` prices decode attention as its
+Introduced in chapter 7 (serving many users), which draws it beside the serving model's price of decode
+attention: :mod:`lib.serving.operators` prices it as its
 KV-cache bytes over ``engine.memory_efficiency`` times the datasheet bandwidth, a constant 0.9 that
 BabelStream's copy kernel reaches. A decode-attention kernel (one query token per sequence against a KV cache)
 reaches far less when there is little to read: it takes some 25 microseconds on the A30 below whatever it
