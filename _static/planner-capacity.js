@@ -41,9 +41,9 @@
     return { prompt: p, output: o, hit: h, context: (o * (p + o / 2)) / o, newTokens: Math.max(1.0, Math.ceil((1 - h) * p)) };
   }
 
-  /* _Replica.__init__: the concurrency limit, and the step times on the grid. */
+  /* _Replica.__init__: the concurrency limit, and the step times on the grid (not with capsOnly: ceiling()). */
   // mirrors lib.serving.capacity._Replica
-  function replica(s, l) {
+  function replica(s, l, capsOnly) {
     var M = window.PlannerModel, K = data();
     var w = workload(s), o = w.output, fresh = w.newTokens;
     var perRequest = (o - 1 + fresh) / o;
@@ -54,7 +54,7 @@
     var limit = caps[0];
     caps.forEach(function (cap) { if (cap[1] < limit[1]) { limit = cap; } });
     var r = { s: s, l: l, w: w, limit: limit[0], maxBatch: limit[1], fits: kvTokens > 0 };
-    if (!r.fits || r.maxBatch < 1) { return r; }  // capacity() stops here (lib prices the grid all the same)
+    if (!r.fits || r.maxBatch < 1 || capsOnly) { return r; }  // capacity() stops here (lib prices the grid all the same)
     var top = Math.max(1.0, Math.floor(r.maxBatch));
     r.grid = grid(top, K.grid);
     r.times = r.grid.map(function (b) { return M.decodeStep(s, l, b, w.context).tpot; });
@@ -88,22 +88,30 @@
   /* _Replica.states: the stationary law of running requests, (running, weights, queued); null if unstable. */
   // mirrors lib.serving.capacity._Replica.states
   function states(r, rate) {
-    var o = r.w.output, top = Math.max(1, Math.floor(r.maxBatch)), logPi = [0.0], i;
-    for (i = 1; i <= top; i++) {
-      logPi.push(logPi[i - 1] + (Math.log(rate * o) + Math.log(stepTime(r, Math.max(i, 1.0))) - Math.log(i)));
-    }
+    var o = r.w.output, top = Math.max(1, Math.floor(r.maxBatch)), i, logRate = Math.log(rate * o);
     var ratio = rate * o * stepTime(r, top) / top;
     if (ratio >= 1) { return null; }
-    var most = Math.max.apply(null, logPi);
-    var weights = logPi.map(function (x) { return Math.exp(x - most); });
-    var last = weights[weights.length - 1];
-    var tail = last * ratio / (1 - ratio), queued = last * ratio / ((1 - ratio) * (1 - ratio));
-    var total = sum(weights) + tail;
-    weights = weights.map(function (x) { return x / total; });
-    weights[weights.length - 1] += tail / total;
-    var heaviest = Math.max.apply(null, weights), running = [], kept = [];
-    weights.forEach(function (x, b) { if (x > 1e-9 * heaviest) { running.push(b); kept.push(x); } });
-    var keptTotal = sum(kept);
+    if (!r.logSteps) {  // log t(B) and log B for B = 1..top, the same at every rate: kept on the replica
+      r.logSteps = new Float64Array(top + 1);
+      r.logCounts = new Float64Array(top + 1);
+      for (i = 1; i <= top; i++) { r.logSteps[i] = Math.log(stepTime(r, Math.max(i, 1.0))); r.logCounts[i] = Math.log(i); }
+    }
+    var weights = new Float64Array(top + 1), most = 0.0, total = 0.0, heaviest = 0.0;  // log pi, then pi
+    for (i = 1; i <= top; i++) {
+      weights[i] = weights[i - 1] + (logRate + r.logSteps[i] - r.logCounts[i]);
+      most = Math.max(most, weights[i]);
+    }
+    for (i = 0; i <= top; i++) { weights[i] = Math.exp(weights[i] - most); total += weights[i]; }
+    var tail = weights[top] * ratio / (1 - ratio), queued = weights[top] * ratio / ((1 - ratio) * (1 - ratio));
+    total += tail;
+    for (i = 0; i <= top; i++) {
+      weights[i] = weights[i] / total + (i === top ? tail / total : 0.0);
+      heaviest = Math.max(heaviest, weights[i]);
+    }
+    var running = [], kept = [], keptTotal = 0.0;
+    for (i = 0; i <= top; i++) {
+      if (weights[i] > 1e-9 * heaviest) { running.push(i); kept.push(weights[i]); keptTotal += weights[i]; }
+    }
     return { running: running, weights: kept.map(function (x) { return x / keptTotal; }), queued: queued / total };
   }
 
@@ -135,75 +143,108 @@
     return order;
   }
 
-  var LOG_FACTORIAL = [0.0];  // log(k!), summed in the order _poisson's cumsum adds them
-
-  /* _poisson: Poisson probabilities of 0..last at mean, the last count taking the tail, into out. */
+  /* _poisson: Poisson probabilities of 0..last at mean, the last count taking the tail, into out. One exp and
+     then p(k) = p(k - 1) m / k: lib's exp(k log m - m - log k!) each, within a few ulps. */
   // mirrors lib.serving.capacity._poisson
   function poisson(mean, last, out) {
-    var m = Math.max(mean, 1e-300), logM = Math.log(m), head = 0.0, k;
-    while (LOG_FACTORIAL.length <= last) {
-      LOG_FACTORIAL.push(LOG_FACTORIAL[LOG_FACTORIAL.length - 1] + Math.log(Math.max(LOG_FACTORIAL.length, 1)));
-    }
-    for (k = 0; k < last; k++) {
-      out[k] = Math.exp(k * logM - m - LOG_FACTORIAL[k]);
+    var m = Math.max(mean, 1e-300), head = 0.0;
+    for (var k = 0; k < last; k++) {
+      out[k] = k === 0 ? Math.exp(-m) : out[k - 1] * m / k;
       head += out[k];
     }
     out[last] = Math.max(0.0, 1 - head);
     return out;
   }
 
-  /* _ttft: the mean TTFT and its distribution (draws, chances) over the states an arrival sees. */
-  // mirrors lib.serving.capacity._ttft
-  function ttft(rate, rho, idle, busyK, room, service, fresh, weights) {
+  /* _ttft's distribution as blocks. A prompt shorter than the budget's room, arriving in state st while a step
+     of N = n prompts runs, waits u * lengths[n] + next (block st, n: scale, offset, and each draw's chance);
+     the `draws` values of u make each block rise. A longer prompt queues as an M/G/1 (long: its draws). */
+  function ttftBlocks(rate, rho, idle, busyK, room, service, fresh, weights) {
     var K = data(), together = K.together, draws = K.draws, states = idle.length;
     var u = new Float64Array(draws), pm = new Float64Array(together + 1), current = new Float64Array(together + 1);
-    var lengths = new Float64Array(together + 1), j, n, i, k, st;
+    var lengths = new Float64Array(together + 1), j, n, i, k, st, longs = 0;
     for (j = 0; j < draws; j++) { u[j] = (j + 0.5) / draws; }
-    var longs = 0;
     for (st = 0; st < states; st++) { if (fresh >= room[st]) { longs++; } }
-    var gated = (states - longs) * (together + 1) * draws, size = gated + longs * draws;
-    var all = new Float64Array(size), chance = new Float64Array(size), g = 0, f = gated;
+    var size = (states - longs) * (together + 1), g = 0, f = 0;
+    var b = { u: u, scale: new Float64Array(size), offset: new Float64Array(size), share: new Float64Array(size),
+      long: new Float64Array(longs * draws), longChance: new Float64Array(longs * draws) };
     for (st = 0; st < states; st++) {
+      if (fresh >= room[st]) {  // a long prompt: steps of its own, an M/G/1 queue
+        var wait = rate * service[st] * service[st] / (2 * (1 - rho));
+        for (k = 0; k < draws; k++) {
+          var queue = u[k] < 1 - rho ? 0.0 :
+            -(wait / Math.max(rho, 1e-300)) * Math.log(Math.max((1 - u[k]) / Math.max(rho, 1e-300), 1e-300));
+          b.long[f] = busyK[st][0] * (0.5 + fresh / room[st] + 0.5) + queue;
+          b.longChance[f++] = weights[st] / draws;
+        }
+        continue;
+      }
       lengths[0] = idle[st];
       for (i = 0; i < together; i++) { lengths[i + 1] = busyK[st][i]; }
-      var mean = idle[st];
-      for (var it = 0; it < K.fixed_point; it++) {
+      var mean = idle[st], previous = NaN;
+      for (var it = 0; it < K.fixed_point && mean !== previous; it++) {  // once exactly fixed, it stays
         poisson(rate * mean, together, pm);
+        previous = mean;
         mean = 0.0;
         for (i = 0; i <= together; i++) { mean += pm[i] * lengths[i]; }
       }
       poisson(rate * mean, together, pm);
       var currentTotal = 0.0;
       for (i = 0; i <= together; i++) { current[i] = pm[i] * lengths[i]; currentTotal += current[i]; }
-      if (fresh >= room[st]) {  // a long prompt: steps of its own, an M/G/1 queue
-        var wait = rate * service[st] * service[st] / (2 * (1 - rho));
-        for (k = 0; k < draws; k++) {
-          var queue = u[k] < 1 - rho ? 0.0 :
-            -(wait / Math.max(rho, 1e-300)) * Math.log(Math.max((1 - u[k]) / Math.max(rho, 1e-300), 1e-300));
-          all[f] = busyK[st][0] * (0.5 + fresh / room[st] + 0.5) + queue;
-          chance[f++] = weights[st] / draws;
-        }
-        continue;
-      }
-      for (n = 0; n <= together; n++) {
+      for (n = 0; n <= together; n++, g++) {
         poisson(rate * lengths[n], together - 1, pm);
-        var next = 0.0;
-        for (i = 0; i < together; i++) { next += pm[i] * lengths[i + 1]; }
-        var share = weights[st] * (current[n] / currentTotal) / draws;
-        for (k = 0; k < draws; k++) {
-          all[g] = u[k] * lengths[n] + next;
-          chance[g++] = share;
-        }
+        for (i = 0; i < together; i++) { b.offset[g] += pm[i] * lengths[i + 1]; }
+        b.scale[g] = lengths[n];
+        b.share[g] = weights[st] * (current[n] / currentTotal) / draws;
       }
     }
-    var weighted = 0.0, total = 0.0;
-    for (i = 0; i < size; i++) { weighted += all[i] * chance[i]; total += chance[i]; }
+    return b;
+  }
+
+  /* _ttft: the mean TTFT and its distribution (draws, chances) over the states an arrival sees; in lib's
+     order: the short prompts' blocks, then the long prompts' draws. */
+  // mirrors lib.serving.capacity._ttft
+  function ttft(rate, rho, idle, busyK, room, service, fresh, weights) {
+    var b = ttftBlocks(rate, rho, idle, busyK, room, service, fresh, weights);
+    var draws = b.u.length, gated = b.scale.length * draws, size = gated + b.long.length;
+    var all = new Float64Array(size), chance = new Float64Array(size), g = 0, weighted = 0.0, total = 0.0;
+    for (var j = 0; j < b.scale.length; j++) {
+      for (var k = 0; k < draws; k++, g++) { all[g] = b.u[k] * b.scale[j] + b.offset[j]; chance[g] = b.share[j]; }
+    }
+    all.set(b.long, gated);
+    chance.set(b.longChance, gated);
+    for (g = 0; g < size; g++) { weighted += all[g] * chance[g]; total += chance[g]; }
     return { mean: weighted / total, draws: all, chance: chance };
   }
 
-  /* _Replica.load: the replica at rate: concurrency, TPOT and TTFT (means, quantiles), prefill utilisation. */
+  /* Whether the TTFT's quantile q (weightedQuantile of ttft's draws) + slot is within limit, without making or
+     sorting the draws: it is when the draws within the limit (the first ones of each block, since adding and
+     comparing keep the order) weigh q of the whole. lib adds the weights in sorted order, this in blocks:
+     null where the two sums could disagree (the share within 1e-9 of q), for the sorted quantile to decide. */
+  function ttftWithin(b, q, slot, limit) {
+    var draws = b.u.length, passed = 0.0, total = 0.0, j;
+    for (j = 0; j < b.scale.length; j++) {
+      var lo = 0, hi = draws;  // how many of the block's draws are within the limit
+      while (lo < hi) {
+        var mid = (lo + hi) >> 1;
+        if (b.u[mid] * b.scale[j] + b.offset[j] + slot <= limit) { lo = mid + 1; } else { hi = mid; }
+      }
+      passed += lo * b.share[j];
+      total += draws * b.share[j];
+    }
+    for (j = 0; j < b.long.length; j++) {
+      total += b.longChance[j];
+      if (b.long[j] + slot <= limit) { passed += b.longChance[j]; }
+    }
+    var margin = passed - q * total;
+    return Math.abs(margin) > 1e-9 * total ? margin > 0 : null;
+  }
+
+  /* _Replica.load: the replica at rate: concurrency, TPOT and TTFT (means, quantiles), prefill utilisation.
+     Given targets ([ttftLimit, tpotLimit]: capacity's bisection, which asks only meets()), the TTFT is left out
+     once the TPOT misses, and its quantile is not taken but compared with its limit (ttftMet). */
   // mirrors lib.serving.capacity._Replica.load
-  function loadAt(r, rate, q, withTtft) {
+  function loadAt(r, rate, q, withTtft, targets) {
     var chain = states(r, rate);
     if (chain === null) { return null; }
     var running = chain.running, weights = chain.weights;
@@ -215,19 +256,18 @@
       ttft: NaN, ttftQuantile: NaN, rho: 0.0 };
     var room = running.map(function (b) { return interp(b, r.grid, r.room); });
     var idle = running.map(function (b) { return interp(b, r.grid, r.idle); });
-    var busyK = running.map(function (b) {
-      var row = [];
-      for (var k = 0; k < data().together; k++) {
-        row.push(interp(b, r.grid, r.busyK.map(function (x) { return x[k]; })));
-      }
-      return row;
-    });
+    var columns = r.busyK[0].map(function (_, k) { return r.busyK.map(function (row) { return row[k]; }); });
+    var busyK = running.map(function (b) { return columns.map(function (ys) { return interp(b, r.grid, ys); }); });
     var service = busyK.map(function (row, i) { return row[0] * r.w.newTokens / room[i]; });
     out.rho = sum(weights.map(function (x, i) { return x * rate * service[i]; }));
     if (out.rho >= 1) { out.ttft = Infinity; out.ttftQuantile = Infinity; return out; }
-    if (!withTtft) { return out; }
-    var got = ttft(rate, out.rho, idle, busyK, room, service, r.w.newTokens, weights);
+    if (!withTtft || (targets && !meets(out, null, targets[1]))) { return out; }
     var slot = chain.queued / rate;
+    // Given targets the TTFT's mean is left out: meets() asks only whether it is infinite (rho >= 1, above).
+    var met = targets && ttftWithin(ttftBlocks(rate, out.rho, idle, busyK, room, service, r.w.newTokens, weights), q,
+      slot, targets[0]);
+    if (met === true || met === false) { out.ttftMet = met; return out; }
+    var got = ttft(rate, out.rho, idle, busyK, room, service, r.w.newTokens, weights);
     out.ttft = got.mean + slot;
     out.ttftQuantile = weightedQuantile(got.draws, got.chance, q) + slot;
     return out;
@@ -236,7 +276,8 @@
   // mirrors lib.serving.capacity._meets
   function meets(load, ttftLimit, tpotLimit) {
     if (load === null || load.ttft === Infinity) { return false; }
-    return (ttftLimit === null || load.ttftQuantile <= ttftLimit) && (tpotLimit === null || load.tpotQuantile <= tpotLimit);
+    var ttftMet = load.ttftMet === undefined ? load.ttftQuantile <= ttftLimit : load.ttftMet;
+    return (ttftLimit === null || ttftMet) && (tpotLimit === null || load.tpotQuantile <= tpotLimit);
   }
 
   /* _binding: what fails just above the capacity (beyond: the load past it), in lib's words. */
@@ -246,7 +287,7 @@
       return r.limit === "KV memory" ? "KV memory" : (r.limit === "token budget" ? "prefill compute" : "sequences per replica");
     }
     if (beyond.ttft === Infinity) { return "prefill compute"; }
-    if (ttftLimit !== null && beyond.ttftQuantile > ttftLimit) { return "TTFT target"; }
+    if (ttftLimit !== null && !meets(beyond, ttftLimit, null)) { return "TTFT target"; }
     var step = window.PlannerModel.decodeStep(r.s, r.l, Math.max(1.0, beyond.batch), r.w.context);
     var work = step.works[step.stageTimes.indexOf(Math.max.apply(null, step.stageTimes))];
     var memory = sum(work.ops.map(function (op) { return op.memoryTime >= op.computeTime ? op.time : 0.0; }));
@@ -257,32 +298,67 @@
     return chosen[0];
   }
 
-  /* capacity: the highest request rate the layout sustains within the targets, and what binds it. */
+  var known = new WeakMap();  // scenario -> {replicaKey: {r: its replica; rate, binding, load once searched}}
+
+  /* One replica of l in scenario s, kept: sizing and the table ask for the same replicas. A replica depends
+     on l's shape and, through hopTime's slowest replica, on which pipeline boundaries of each replica cross
+     servers (none when pp is 1, whatever the dp), not on the targets. */
+  function replicaOf(s, l) {
+    var all = known.get(s) || {}, crossings = {};
+    known.set(s, all);
+    for (var i = 0; i < (l.pp > 1 ? l.dp : 0); i++) {
+      crossings[window.PlannerModel.hopLinks(s.cluster, l, i).map(function (x) { return +(x === s.cluster.link); })] = 1;
+    }
+    var key = [l.tp, l.pp, l.ep, l.adp].concat(Object.keys(crossings).sort()).join(" ");
+    return all[key] || (all[key] = { r: replica(s, l) });
+  }
+
+  /* capacity: the highest request rate the layout sustains within the targets, and what binds it; the
+     load at capacity is priced when first read (sizing reads only the rate). */
   // mirrors lib.serving.capacity.capacity
   function capacity(s, l) {
+    var one = replicaOf(s, l);
+    if (one.rate === undefined) { Object.assign(one, search(s, one.r)); }
+    var total = one.rate * l.dp;
+    return { rate: total, ratePerDevice: total / (l.tp * l.pp * l.dp), binding: one.binding, get load() {
+      return one.load === undefined ? (one.load = loadAt(one.r, one.rate * (1 - 1e-9), s.percentile, true)) : one.load;
+    } };
+  }
+
+  /* size's floor on a shape's devices, from one step: highestRate, the rate at which the queue for a slot
+     grows without bound (stepTime at the top of the grid is the step there). lib takes capacity(s, l).rate
+     without targets, the same unless even a trickle is too much: then 0, and capacity(s, l) is 0 too. */
+  function ceiling(s, l) {
+    var r = replica(s, l, true), top = Math.max(1.0, Math.floor(r.maxBatch));
+    if (!r.fits || r.maxBatch < 1) { return 0.0; }
+    return top / (r.w.output * window.PlannerModel.decodeStep(s, l, top, r.w.context).tpot) * l.dp;
+  }
+
+  /* capacity's search for replica r: its rate (dp = 1), binding, and load when the rate is 0 (else left out). */
+  function search(s, r) {
     var K = data(), q = s.percentile, ttftLimit = s.ttftLimit, tpotLimit = s.tpotLimit;
-    var n = l.tp * l.pp * l.dp;
-    var r = replica(s, l);
     if (!r.fits || r.maxBatch < 1) {
       var word = !r.fits ? "weights memory" : r.limit;
-      return { rate: 0.0, ratePerDevice: 0.0, binding: K.bindings.indexOf(word) >= 0 ? word : "sequences per replica",
-        load: null };
+      return { rate: 0.0, binding: K.bindings.indexOf(word) >= 0 ? word : "sequences per replica", load: null };
     }
     var highest = highestRate(r);
     var idle = loadAt(r, highest * 1e-9, q, ttftLimit !== null);
     if (!meets(idle, ttftLimit, tpotLimit)) {
-      return { rate: 0.0, ratePerDevice: 0.0, load: idle,
+      return { rate: 0.0, load: idle,
         binding: idle !== null && ttftLimit !== null && idle.ttftQuantile > ttftLimit ? "TTFT target" : "TPOT target" };
     }
     var lo = 0.0, hi = highest;
     if (ttftLimit === null && tpotLimit === null) { lo = hi = highest; }
     for (var i = 0; i < (lo === hi ? 0 : K.bisections); i++) {
       var mid = (lo + hi) / 2;
-      if (meets(loadAt(r, mid, q, ttftLimit !== null), ttftLimit, tpotLimit)) { lo = mid; } else { hi = mid; }
+      if (meets(loadAt(r, mid, q, ttftLimit !== null, [ttftLimit, tpotLimit]), ttftLimit, tpotLimit)) {
+        lo = mid;
+      } else {
+        hi = mid;
+      }
     }
-    var at = loadAt(r, lo * (1 - 1e-9), q, true), beyond = loadAt(r, hi * (1 + 1e-9), q, true);
-    var total = lo * l.dp;
-    return { rate: total, ratePerDevice: total / n, binding: binding(r, beyond, ttftLimit), load: at };
+    var beyond = loadAt(r, hi * (1 + 1e-9), q, ttftLimit !== null, [ttftLimit, null]);
+    return { rate: lo, binding: binding(r, beyond, ttftLimit) };
   }
 
   /* percentile_fraction: a percentile as the page's field and the command line take it, 0.9 and 90 both p90
@@ -304,6 +380,6 @@
     binding: binding, percentileFraction: percentileFraction
   };
 
-  window.PlannerCapacity = { capacity: capacity, percentileFraction: percentileFraction, interp: interp,
+  window.PlannerCapacity = { capacity: capacity, ceiling: ceiling, percentileFraction: percentileFraction, interp: interp,
     _mirrors: mirrors };
 }());

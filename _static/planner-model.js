@@ -163,14 +163,20 @@
     return Math.min(ceiling, best);
   }
 
-  /* tableEfficiency's answers, kept: the serving model asks for the same few shapes many times. */
-  var efficiencies = new Map();
+  /* tableEfficiency's answers, kept (by table, then m, n and k: no text to build per call; at most 100000): the
+     serving model asks for the same few shapes many times. */
+  var efficiencies = new Map(), stored = 0;
   function cachedEfficiency(key, m, n, k) {
-    var name = key + "|" + m + "|" + n + "|" + k, found = efficiencies.get(name);
+    var level = efficiencies, path = [key, m, n];
+    for (var i = 0; i < 3; i++) {
+      if (!level.has(path[i])) { level.set(path[i], new Map()); }
+      level = level.get(path[i]);
+    }
+    var found = level.get(k);
     if (found === undefined) {
-      if (efficiencies.size >= 100000) { efficiencies.clear(); }
+      if (++stored > 100000) { efficiencies.clear(); stored = 0; }
       found = tableEfficiency(key, m, n, k);
-      efficiencies.set(name, found);
+      level.set(k, found);
     }
     return found;
   }
@@ -885,6 +891,7 @@
     layoutName: layoutName,
     // For planner-capacity.js (lib.serving.capacity calls these of lib.serving.step and memory).
     decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity, replicaLimits: replicaLimits,
+    hopLinks: hopLinks,
     // Python's sum() and round(), for the other scripts.
     sum: sum, pyRound: pyRound,
     _mirrors: mirrors };

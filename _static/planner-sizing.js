@@ -70,20 +70,24 @@
     var refused = window.PlannerModel.contextRefusal(s.config, s.promptTokens, s.outputTokens);
     if (refused) { throw new Error(refused); }
     var capacity = window.PlannerCapacity.capacity, found = null;
-    var untargeted = Object.assign({}, s, { ttftLimit: null, tpotLimit: null });
     var fewest = function (r, n) { return Math.ceil(rate / r * (1 - 1e-12)) * n; };
-    replicaShapes(s.config, maxDevices, s.cluster.devicesPerNode, s.expertParallel).forEach(function (shape) {
-      var n = shape.tp * shape.pp;
-      // Without targets a replica carries the most it ever can: a floor on the devices this shape needs.
-      var ceiling = capacity(untargeted, shape).rate;
-      if (ceiling <= 0 || (found && fewest(ceiling, n) > found.devices)) { return; }
-      var replica = capacity(s, shape);
+    // Without targets a replica carries the most it ever can: a floor on the devices each shape needs.
+    var shapes = replicaShapes(s.config, maxDevices, s.cluster.devicesPerNode, s.expertParallel).map(function (shape, i) {
+      var n = shape.tp * shape.pp, ceiling = window.PlannerCapacity.ceiling(s, shape);
+      return { shape: shape, n: n, index: i, floor: ceiling > 0 ? fewest(ceiling, n) : Infinity };
+    });
+    // lib tries the shapes in order and keeps the first of the best; trying those of the lowest floor first
+    // skips more of the rest, and their order breaks ties as lib's does.
+    shapes.sort(function (a, b) { return a.floor - b.floor || a.index - b.index; }).forEach(function (c) {
+      if (c.floor === Infinity || (found && c.floor > found.devices)) { return; }
+      var replica = capacity(s, c.shape);
       if (replica.rate <= 0) { return; }
-      var devices = fewest(replica.rate, n), replicas = devices / n;
+      var devices = fewest(replica.rate, c.n), replicas = devices / c.n;
       if (devices > maxDevices) { return; }
       var carries = replicas * replica.rate;
-      if (!found || devices < found.devices || (devices === found.devices && carries > found.carries)) {
-        found = { shape: shape, replica: replica, devices: devices, replicas: replicas, carries: carries };
+      if (!found || devices < found.devices || (devices === found.devices &&
+          (carries > found.carries || (carries === found.carries && c.index < found.index)))) {
+        found = { shape: c.shape, index: c.index, replica: replica, devices: devices, replicas: replicas, carries: carries };
       }
     });
     if (!found) { return null; }

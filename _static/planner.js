@@ -232,17 +232,20 @@
 
   // ------------------------------------------------------------ the page
 
+  function byId(id) { return document.getElementById(id); }
+  function make(tag) { return document.createElement(tag); }
+
   function option(select, value, text) {
-    var o = document.createElement("option");
+    var o = make("option");
     o.value = value;
     o.textContent = text;
     select.appendChild(o);
   }
 
   function init() {
-    var form = document.getElementById("pl-form");
+    var form = byId("pl-form");
     if (!form) { return; }
-    var status = document.getElementById("pl-status");
+    var status = byId("pl-status");
     Model = window.PlannerModel || null;
     Chart = window.PlannerChart || null;
     if (!D || !Model || !Chart || !window.PlannerCollectives || !window.PlannerCapacity || !window.PlannerSizing ||
@@ -256,20 +259,20 @@
     // Each field's error line, hidden until a value is refused: the id its aria-describedby names, last in the field.
     form.querySelectorAll("[aria-describedby]").forEach(function (field) {
       field.getAttribute("aria-describedby").split(" ").forEach(function (id) {
-        if (!/-error$/.test(id) || document.getElementById(id)) { return; }
-        var line = document.createElement("span");
+        if (!/-error$/.test(id) || byId(id)) { return; }
+        var line = make("span");
         line.className = "pl-error";
         line.id = id;
         line.hidden = true;
         field.parentNode.appendChild(line);
       });
     });
-    var tbody = document.getElementById("pl-rows");
-    var summary = document.getElementById("pl-summary");
-    var svg = document.getElementById("pl-chart");
-    var caption = document.getElementById("pl-chart-desc");
-    var frontBody = document.getElementById("pl-front-rows");
-    var table = document.getElementById("pl-table");
+    var tbody = byId("pl-rows");
+    var summary = byId("pl-summary");
+    var svg = byId("pl-chart");
+    var caption = byId("pl-chart-desc");
+    var frontBody = byId("pl-front-rows");
+    var table = byId("pl-table");
     var last = null;
 
     Object.keys(D.presets).forEach(function (k) { option(E.model, k, D.presets[k].name); });
@@ -379,7 +382,7 @@
     }
 
     function mark(name, message) {
-      var input = E[name], error = document.getElementById("pl-" + name + "-error");
+      var input = E[name], error = byId("pl-" + name + "-error");
       if (!error) { return; }
       if (message) {
         input.setAttribute("aria-invalid", "true");
@@ -393,7 +396,7 @@
     }
 
     function cell(row, output, value, text, extra) {
-      var td = document.createElement("td");
+      var td = make("td");
       td.setAttribute("data-output", output);
       td.setAttribute("data-label", table.querySelector('th[data-col="' + output + '"]').getAttribute("data-short"));
       if (value !== null) { td.setAttribute("data-value", String(value)); }
@@ -404,20 +407,20 @@
     }
 
     function memoryDetail(r) {
-      var box = document.createElement("span");
+      var box = make("span");
       box.className = "pl-mem";
-      var bar = document.createElement("span");
+      var bar = make("span");
       bar.className = "pl-bar";
       bar.setAttribute("aria-hidden", "true");
       var scale = Math.max(r.usable, r.memory);
       [["pl-w", r.weights], ["pl-kv", r.kv], ["pl-act", r.activations]].forEach(function (part) {
-        var piece = document.createElement("span");
+        var piece = make("span");
         piece.className = part[0];
         piece.style.width = (100 * part[1] / scale).toFixed(2) + "%";
         bar.appendChild(piece);
       });
       box.appendChild(bar);
-      var words = document.createElement("span");
+      var words = make("span");
       words.className = "pl-mem-words";
       words.textContent = fmt(r.weights / GB) + " / " + fmt(r.kv / GB) + " / " +
         (r.free >= 0 ? fmt(r.free / GB) : "over by " + fmt(-r.free / GB));
@@ -431,18 +434,18 @@
       table.classList.toggle("pl-with-cost", showCost);
       table.classList.toggle("pl-with-capacity", showCapacity);
       rows.forEach(function (r) {
-        var tr = document.createElement("tr");
+        var tr = make("tr");
         tr.setAttribute("data-layout", r.name);
         tr.setAttribute("data-fits", r.fits ? "true" : "false");
         tr.className = !r.fits ? "pl-nofit" : (!r.meetsSlo ? "pl-miss" : "");
         if (r === chosen) { tr.classList.add("pl-best"); tr.setAttribute("data-best", "true"); }
-        var th = document.createElement("th");
+        var th = make("th");
         th.scope = "row";
         th.setAttribute("data-output", "layout");
         th.innerHTML = "<span class=\"pl-layout\">" + (r.attentionDp ? "adp" + r.tp + " · " : "") +
           (r.expertParallel ? "ep" : "tp") + r.tp + " · pp" + r.pp + " · dp" + r.dp + "</span>";
         if (r === chosen) { th.insertAdjacentHTML("beforeend", " <strong class=\"pl-badge\">best</strong>"); }
-        var mapButton = document.createElement("button");
+        var mapButton = make("button");
         mapButton.type = "button";
         mapButton.className = "pl-map-link";
         mapButton.textContent = "map";
@@ -587,7 +590,7 @@
     /* Both engines' lines for a layout into #pl-command and #pl-command-sglang, or `none` when there is none. */
     function showCommands(s, layout, none) {
       [["pl-command", vllmCommand], ["pl-command-sglang", sglangCommand]].forEach(function (pair) {
-        var element = document.getElementById(pair[0]);
+        var element = byId(pair[0]);
         if (!element) { return; }
         var got = layout ? pair[1](s, layout) : null;
         element.textContent = !got ? none : got.error ? "No line: " + got.error + "." : got.text;
@@ -596,7 +599,7 @@
 
     // The device map (planner-map.js, lib.diagrams.device_map_data) of one row's layout.
     function drawMap(s, row) {
-      var figure = document.getElementById("pl-map");
+      var figure = byId("pl-map");
       if (!figure || !row || !window.PlannerMap) { return; }
       var layout = { tp: row.tp, pp: row.pp, dp: row.dp, adp: row.attentionDp, name: row.name };
       window.PlannerMap.draw(figure, window.PlannerMap.data(s.config.layers, layout, s.cluster.devicesPerNode,
@@ -605,14 +608,14 @@
 
     /* The command line's first line: the model's parameters (lib.transformer.parameter_count). */
     function showParams(config) {
-      var params = document.getElementById("pl-params"), count = config ? Model.parameterCount(config) : null;
+      var params = byId("pl-params"), count = config ? Model.parameterCount(config) : null;
       params.textContent = config ? config.name + ": " + (count / 1e9).toFixed(2) + " billion parameters." : "";
       params.setAttribute("data-value", config ? String(count) : "");
     }
 
     /* lib.serving.size for the rate (python -m lib.serving --rate), in the command line's words; the answer, or null. */
     function showSizing(s) {
-      var out = document.getElementById("pl-sizing");
+      var out = byId("pl-sizing");
       out.hidden = !s || s.rate === null;
       var Sizing = window.PlannerSizing;
       var got = out.hidden ? null : Sizing.size(s, s.rate, s.maxDevices, s.confidence);
@@ -662,7 +665,7 @@
 
     /* A file made in the page (no network): a Blob behind a link that downloads it. */
     function download(name, type, text) {
-      var a = document.createElement("a");
+      var a = make("a");
       a.href = URL.createObjectURL(new Blob([text], { type: type }));
       a.download = name;
       document.body.appendChild(a);
@@ -676,13 +679,13 @@
       return /[",\r\n]/.test(t) ? '"' + t.replace(/"/g, '""') + '"' : t;
     }
 
-    document.getElementById("pl-csv").addEventListener("click", function () {
+    byId("pl-csv").addEventListener("click", function () {
       var t = tableData();
       download("planner-layouts.csv", "text/csv", [t.columns].concat(t.rows).map(function (r) {
         return r.map(csvCell).join(",");
       }).join("\r\n") + "\r\n");
     });
-    document.getElementById("pl-json").addEventListener("click", function () {
+    byId("pl-json").addEventListener("click", function () {
       var t = tableData();
       download("planner-layouts.json", "application/json", JSON.stringify(t.rows.map(function (r) {
         var row = {};
@@ -693,8 +696,8 @@
 
     /* A pasted or picked config.json (planner-config.js, lib.transformer.from_hf_config) becomes the custom
        model's numbers; a refusal is marked at the box. */
-    var configText = document.getElementById("pl-config-text"), configError = document.getElementById("pl-config-error");
-    var configStatus = document.getElementById("pl-config-status");
+    var configText = byId("pl-config-text"), configError = byId("pl-config-error");
+    var configStatus = byId("pl-config-status");
     function readConfig(text) {
       var config = null;
       try {
@@ -715,14 +718,14 @@
       update();
       configStatus.textContent = "Read " + config.name + " (" + config.architecture + "): it is the custom model above now.";
     }
-    document.getElementById("pl-config-read").addEventListener("click", function () { readConfig(configText.value); });
-    document.getElementById("pl-config-file").addEventListener("change", function (event) {
+    byId("pl-config-read").addEventListener("click", function () { readConfig(configText.value); });
+    byId("pl-config-file").addEventListener("change", function (event) {
       var file = event.target.files[0];
       if (file) { file.text().then(function (text) { configText.value = text; readConfig(text); }); }
     });
 
     function exportable(yes) {
-      ["pl-csv", "pl-json"].forEach(function (id) { document.getElementById(id).disabled = !yes; });
+      ["pl-csv", "pl-json"].forEach(function (id) { byId(id).disabled = !yes; });
     }
 
     /* A row's split in words: what its group of tp devices shares, then the pipeline and the replicas. */
@@ -759,9 +762,9 @@
     function renderFront(front) {
       frontBody.textContent = "";
       front.slice().reverse().forEach(function (p) {
-        var tr = document.createElement("tr");
+        var tr = make("tr");
         [p.name, String(p.batch), fmt(p.user), fmt(p.device)].forEach(function (text, i) {
-          var td = document.createElement(i === 0 ? "th" : "td");
+          var td = make(i === 0 ? "th" : "td");
           if (i === 0) { td.scope = "row"; }
           td.textContent = text;
           tr.appendChild(td);
@@ -769,7 +772,7 @@
         frontBody.appendChild(tr);
       });
       if (!front.length) {
-        var tr = document.createElement("tr"), td = document.createElement("td");
+        var tr = make("tr"), td = make("td");
         td.colSpan = 4;
         td.textContent = "No point: nothing fits at any batch of the sweep.";
         tr.appendChild(td);
@@ -808,7 +811,7 @@
       var bad = Object.keys(got.errors);
       if (bad.length) {
         tbody.innerHTML = "";
-        var tr = document.createElement("tr"), td = document.createElement("td");
+        var tr = make("tr"), td = make("td");
         td.colSpan = table.tHead.rows[0].cells.length;
         td.className = "pl-waiting";
         td.textContent = "No table until the marked input" + (bad.length > 1 ? "s are" : " is") + " fixed: " + bad.join(", ") + ".";
@@ -834,7 +837,7 @@
       renderRows(s, rows, chosen);
       exportable(rows.length > 0);
       drawMap(s, chosen || rows[0]);
-      document.getElementById("pl-command-label-text").textContent = s.rate === null ? "The best row" : "The sized layout";
+      byId("pl-command-label-text").textContent = s.rate === null ? "The best row" : "The sized layout";
       showCommands(s, s.rate === null ? (chosen ? rowLayout(chosen) : null) : (sized ? sized.layout : null),
         s.rate === null ? "No row fits and meets the targets: no line to deploy."
           : "No layout carries the rate: no line to deploy.");
@@ -847,7 +850,7 @@
 
     // Each column's header links to its definition below and, cloned from there, to the chapter's equation.
     table.querySelectorAll("th[data-col]").forEach(function (th) {
-      var section = document.getElementById("planner-col-" + th.getAttribute("data-col").replace(/_/g, "-").toLowerCase());
+      var section = byId("planner-col-" + th.getAttribute("data-col").replace(/_/g, "-").toLowerCase());
       var where = section ? (section.closest("section") || section.parentNode) : null;
       var eq = where ? where.querySelector('a.reference[href*="#equation-"]') || where.querySelector("a.reference.internal") : null;
       var slot = th.querySelector(".pl-eq");
@@ -899,7 +902,7 @@
       if (event.target !== link.openEl && !event.target.closest(".pl-config")) { update(event); }
     });
     form.addEventListener("submit", function (event) { event.preventDefault(); });
-    document.getElementById("pl-reset").addEventListener("click", function () {
+    byId("pl-reset").addEventListener("click", function () {
       reset();
       update();
     });
