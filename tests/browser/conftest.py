@@ -10,13 +10,25 @@ say to run ``make book``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from layout_support import NARROW, WIDE
-from site_support import PAGES, PageReport, book_html, report_page, shared_reports
+from site_support import (
+    MEASURE_AGAIN,
+    PAGES,
+    PageReport,
+    Printout,
+    book_html,
+    browser_identity,
+    print_page,
+    report_page,
+    reports_key,
+    shared_reports,
+)
+from site_support import reports_folder as reports_folder_for
 
 from tools.prerequisites import require
 from tools.site.browser import chromium_path, launch, missing_book, missing_chromium, offline_context, serve
@@ -59,16 +71,76 @@ def context(browser: Any) -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
-def reports_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where the page reports of this run are kept: one folder for all the xdist workers of the run."""
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder shared by all the xdist workers of this run (and by this run only)."""
     base = tmp_path_factory.getbasetemp()
-    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "page-reports"
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session")
+def printed(browser: Any, base_url: str, run_folder: Path) -> Callable[[str, str], Printout]:
+    """``printed(path, paper)``: the page at ``path`` printed on ``paper`` (:func:`site_support.print_page`),
+    once in the run: the handout tests of two modules (test_print.py, test_handouts.py) read the same
+    printouts, whichever worker printed them."""
+
+    def get(path: str, paper: str) -> Printout:
+        kind = "print-" + paper + "-" + path.replace("/", "-")
+        return shared_reports(
+            run_folder / "printouts", kind, [path], lambda p: print_page(browser, base_url, p, paper)
+        )[path]
+
+    return get
+
+
+#: The reports folder this process read or wrote, if any (see :func:`pytest_sessionfinish`).
+_USED: list[Path] = []
+
+
+@pytest.fixture(scope="session")
+def reports_folder(site_dir: Path, browser: Any, run_folder: Path) -> Path:
+    """Where the page reports are kept: ``_build/page-reports/KEY``, one folder for every xdist worker
+    of a run and for later runs over the same site, browser and measuring code
+    (:func:`site_support.reports_key`). Delete ``_build/page-reports`` to measure every page again."""
+    # The key is computed once in the run, by whichever worker comes first, so that every worker reads
+    # the same folder even if a file it depends on changes meanwhile.
+    key = shared_reports(
+        run_folder,
+        "key",
+        ["key"],
+        lambda _: reports_key(site_dir, PAGES, browser_identity(chromium_path(), browser.version)),
+    )["key"]
+    folder = reports_folder_for(site_dir, key)
+    _USED.append(folder)
+    return folder
+
+
+#: The fixtures that hand out page reports.
+_REPORT_FIXTURES = {"page_reports", "phone_reports", "reports_by_width"}
+
+#: Whether a test that read page reports failed in this process.
+_FAILED: list[str] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
+    outcome = yield
+    if outcome.get_result().failed and _REPORT_FIXTURES & set(getattr(item, "fixturenames", ())):
+        _FAILED.append(item.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """After a failed test that read page reports, mark them to be measured again by the next run."""
+    if _FAILED:
+        for folder in _USED:
+            if folder.is_dir():
+                (folder / MEASURE_AGAIN).write_text("failed with these reports: " + " ".join(_FAILED) + "\n")
 
 
 @pytest.fixture(scope="session")
 def page_reports(context: Any, base_url: str, reports_folder: Path) -> dict[str, PageReport]:
-    """Visit every page of the table of contents once in the run (whichever worker gets there first, see
-    :func:`site_support.shared_reports`); return what each showed."""
+    """Visit every page of the table of contents once (whichever worker gets there first, see
+    :func:`site_support.shared_reports`; or read what an earlier run saw of the same site); return what
+    each showed."""
     from axe_playwright_python.sync_playwright import Axe
 
     axe = Axe()

@@ -194,8 +194,8 @@ def measure(page: Any, max_row: int = MAX_ROW_PX) -> dict:
     return page.evaluate(MEASURE_JS, max_row)
 
 
-def _settle(page: Any) -> None:
-    """Let the sidebar's CSS transition (0.2 s in the theme) end: polled, not timed."""
+def settle(page: Any) -> None:
+    """Let the page lay out and its CSS transitions end (the sidebar's: 0.2 s in the theme): polled, not timed."""
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     page.wait_for_function("""() => !document.getAnimations().some((a) => a.playState === "running")""", timeout=10_000)
 
@@ -208,21 +208,21 @@ def exercise_navigation(page: Any, width: int) -> Navigation:
         return nav
     if width < DRAWER_BELOW:
         button.click()
-        _settle(page)
+        settle(page)
         drawer = page.evaluate(DRAWER_JS)
         nav.drawer_opened = drawer["open"] and drawer["width"] > 0
         nav.drawer_links = drawer["links"]
         page.keyboard.press("Escape")
-        _settle(page)
+        settle(page)
         nav.drawer_closed = not page.evaluate(DRAWER_JS)["open"]
     else:
         before = page.evaluate(SIDEBAR_JS)
         button.click()
-        _settle(page)
+        settle(page)
         after = page.evaluate(SIDEBAR_JS)
         nav.sidebar_hidden = before["shown"] and not after["shown"] and after["articleLeft"] < before["articleLeft"]
         nav.search_boxes_collapsed = measure(page)["searchBoxes"]
         button.click()
-        _settle(page)
+        settle(page)
         nav.sidebar_back = page.evaluate(SIDEBAR_JS) == before
     return nav

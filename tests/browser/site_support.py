@@ -7,17 +7,21 @@ The site under test is ``$BOOK_HTML`` (default ``_build/html``, built by
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import pickle
+import shutil
+import sys
+import time
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from layout_support import WIDE, Navigation, exercise_navigation, measure
 
-from tools.site.browser import is_external, toc_pages, wait_for_mathjax
+from tools.site.browser import is_external, offline_context, toc_pages, wait_for_mathjax
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,8 +96,11 @@ class Visit:
             getattr(self, kind).append(text)
 
 
-def open_page(context: Any, url: str) -> tuple[Any, Visit]:
-    """Open ``url`` in a new tab of ``context`` (see conftest), recording what happens."""
+def open_page(context: Any, url: str, idle: bool = True) -> tuple[Any, Visit]:
+    """Open ``url`` in a new tab of ``context`` (see conftest), recording what happens until it is done:
+    loaded, its maths typeset, and (with ``idle``) no request for half a second (Playwright's
+    ``networkidle``), so that the requests it makes late are recorded too. A test that reads none of
+    the visit's requests may leave out that last wait (``idle=False``)."""
     page = context.new_page()
     visit = Visit(url=url)
     first = len(context.requests)
@@ -108,7 +115,8 @@ def open_page(context: Any, url: str) -> tuple[Any, Visit]:
     response = page.goto(url, wait_until="load")
     visit.status = response.status if response else None
     wait_for_mathjax(page)
-    page.wait_for_load_state("networkidle")
+    if idle:
+        page.wait_for_load_state("networkidle")
     visit.requests = context.requests[first:]
     visit.done = True
     return page, visit
@@ -183,14 +191,139 @@ def report_page(context: Any, url: str, axe: Any = None, width: int = WIDE) -> P
     )
 
 
+@dataclass
+class Printout:
+    """A page printed as a reader's Ctrl+P would print it (:func:`print_page`)."""
+
+    pdf: bytes
+    #: The address of the server the page was printed from, and every request it made meanwhile.
+    base: str
+    requests: list[str]
+
+
+def print_page(browser: Any, base_url: str, path: str, paper: str) -> Printout:
+    """Print ``base_url + path`` on ``paper`` (``"A4"``, ``"Letter"``) with the page's own print styles
+    and ``@page`` rules (``prefer_css_page_size``), in a fresh offline context of ``browser``."""
+    with offline_context(browser) as context:
+        page = context.new_page()
+        page.goto(base_url + path)
+        wait_for_mathjax(page)
+        page.emulate_media(media="print")
+        pdf = page.pdf(format=paper, prefer_css_page_size=True, print_background=True)
+        return Printout(pdf=pdf, base=base_url, requests=list(context.requests))
+
+
+#: Where the page reports are kept between runs, beside the built site (``_build/page-reports``), one
+#: folder per :func:`reports_key`.
+REPORTS = "page-reports"
+
+#: What the page reports depend on besides the site and the browser: the code that opens and measures
+#: each page (these modules, the fixtures, :mod:`tools.site.browser`) and axe-core's script.
+REPORT_CODE = (
+    Path(__file__).with_name("site_support.py"),
+    Path(__file__).with_name("layout_support.py"),
+    Path(__file__).with_name("conftest.py"),
+    ROOT / "tools" / "site" / "browser.py",
+)
+
+
+def reports_key(site: Path, pages: Iterable[str], browser: str, code: Iterable[Path] = REPORT_CODE) -> str:
+    """A digest of everything a page report depends on: every file of ``site`` (names and bytes), the
+    ``pages`` visited, ``browser`` (a description of the browser binary), and the files of ``code``.
+
+    The book builds to the same bytes from the same sources, so a second ``make test`` over an
+    unchanged book reads the reports the first one measured (:func:`shared_reports`), and any change
+    to the site, the pages, the browser or the measuring code measures them again.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     site = Path(tmp)
+    ...     _ = (site / "a.html").write_text("a")
+    ...     first = reports_key(site, ["a.html"], "chromium 1", code=[])
+    ...     same = reports_key(site, ["a.html"], "chromium 1", code=[])
+    ...     _ = (site / "a.html").write_text("b")
+    ...     edited = reports_key(site, ["a.html"], "chromium 1", code=[])
+    ...     other_browser = reports_key(site, ["a.html"], "chromium 2", code=[])
+    >>> first == same, len({first, edited, other_browser})
+    (True, 3)
+    """
+    digest = hashlib.sha256()
+
+    def add(*parts: str | bytes) -> None:
+        for part in parts:
+            data = part.encode() if isinstance(part, str) else part
+            digest.update(len(data).to_bytes(8, "little") + data)
+
+    add(browser, f"python {sys.version_info[:2]}", *pages)
+    for path in code:
+        add(path.name, path.read_bytes())
+    for path in sorted(p for p in site.rglob("*") if p.is_file()):
+        add(path.relative_to(site).as_posix(), path.read_bytes())
+    return digest.hexdigest()[:20]
+
+
+#: Written into a reports folder by a run in which a test failed: the next run measures every page
+#: again, so that a page that misbehaved once (a flaky console error) is not reported from disk forever.
+MEASURE_AGAIN = "measure-again"
+
+
+def reports_folder(site: Path, key: str, keep_s: float = 3600.0) -> Path:
+    """``REPORTS/key`` beside ``site``, emptied first if a failed run marked it :data:`MEASURE_AGAIN`.
+
+    Folders of other keys left untouched for ``keep_s`` seconds are removed. The workers of one run
+    call this one after the other (a lock), so only the first empties a marked folder.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     folder = reports_folder(Path(tmp) / "html", "k1")
+    ...     _ = (folder / "wide-000.pickle").write_bytes(b"")
+    ...     kept = sorted(p.name for p in reports_folder(Path(tmp) / "html", "k1").iterdir())
+    ...     _ = (folder / MEASURE_AGAIN).write_text("")
+    ...     emptied = sorted(p.name for p in reports_folder(Path(tmp) / "html", "k1").iterdir())
+    >>> kept, emptied
+    (['wide-000.pickle'], [])
+    """
+    base = site.parent / REPORTS
+    base.mkdir(parents=True, exist_ok=True)
+    folder = base / key
+    with open(base / f"{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (folder / MEASURE_AGAIN).exists():
+            shutil.rmtree(folder)
+        folder.mkdir(exist_ok=True)
+        os.utime(folder)
+    for old in base.iterdir():
+        if old.name not in (key, f"{key}.lock") and time.time() - old.stat().st_mtime > keep_s:
+            shutil.rmtree(old, ignore_errors=True) if old.is_dir() else old.unlink(missing_ok=True)
+    return folder
+
+
+def browser_identity(executable: str, version: str) -> str:
+    """The browser as the reports' key sees it: the executable's path, size and modification time, the
+    ``version`` Chromium reports, Playwright's version and axe-core's script (a new one of any
+    measures the pages again)."""
+    from importlib.metadata import version as installed
+
+    import axe_playwright_python
+
+    binary = Path(executable).resolve()
+    stat = binary.stat()
+    axe = Path(axe_playwright_python.__file__).with_name("axe.min.js")
+    return (
+        f"{binary} {stat.st_size} {stat.st_mtime_ns} chromium {version} playwright {installed('playwright')}"
+        f" axe {hashlib.sha256(axe.read_bytes()).hexdigest()}"
+    )
+
+
 def shared_reports(folder: Path, kind: str, pages: list[str], visit: Callable[[str], Any]) -> dict[str, Any]:
     """``{path: visit(path)}`` for every page, each computed by one process of the run and read by the others.
 
     Under pytest-xdist every worker that needs the reports calls this with the
-    same ``folder`` (one per run). Each page has its own file and lock: a
-    worker measures the pages no other worker holds and skips the held ones
-    for later, so two workers that need the reports at once share the work,
-    and a worker that comes later reads them.
+    same ``folder`` (one per :func:`reports_key`: kept between runs). Each page
+    has its own file and lock: a worker measures the pages no other worker
+    holds and skips the held ones for later, so two workers that need the
+    reports at once share the work, and a worker (or a run) that comes later
+    reads them.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:

@@ -17,6 +17,7 @@ import re
 import urllib.parse
 
 import pytest
+from layout_support import settle
 from site_support import assert_accessible_and_offline, open_page, query
 
 from lib import breakeven, experiment
@@ -161,11 +162,17 @@ def read_inputs(page) -> dict[str, str]:
 
 @pytest.fixture()
 def calculator(context, base_url):
-    """Open the calculator with a given query string; close the tabs afterwards."""
+    """Open the calculator with a given query string; close the tabs afterwards.
+
+    An uncaught JavaScript error in any tab, from its load to the end of the test, fails the test. (The
+    tests read what the page shows, not the requests it made: no wait for the network to be idle.)
+    """
     opened = []
+    errors: list[str] = []
 
     def open_with(values: dict[str, str] | None = None):
-        page, visit = open_page(context, base_url + PAGE + (query(values) if values else ""))
+        page, visit = open_page(context, base_url + PAGE + (query(values) if values else ""), idle=False)
+        page.on("pageerror", lambda error: errors.append(str(error)))
         opened.append((page, visit))
         return page
 
@@ -173,6 +180,7 @@ def calculator(context, base_url):
     for page, visit in opened:
         assert not visit.page_errors, visit.page_errors
         page.close()
+    assert not errors, errors
 
 
 def test_base_case_is_the_books():
@@ -390,7 +398,7 @@ def test_projector_layout_fits_inputs_and_results_on_one_screen(browser, base_ur
         page.wait_for_function("document.querySelector('[data-output=split_time]').textContent.includes('ms')")
         assert _off_screen(page), "the usual layout already fits: this test would prove nothing"
         page.click("#calc-projector")
-        page.wait_for_timeout(300)
+        settle(page)
         assert page.get_attribute("#calc-projector", "aria-pressed") == "true"
         assert page.evaluate("window.location.hash") == "#projector"
         assert not _off_screen(page), _off_screen(page)
@@ -401,7 +409,7 @@ def test_projector_layout_fits_inputs_and_results_on_one_screen(browser, base_ur
         again = context.new_page()  # the room's address opens the layout directly
         again.goto(base_url + PAGE + "#projector")
         again.wait_for_function("document.getElementById('calc').classList.contains('calc-projector')")
-        again.wait_for_timeout(300)
+        settle(again)
         assert not _off_screen(again), _off_screen(again)
 
 

@@ -26,7 +26,6 @@ from pathlib import Path
 import pytest
 
 from tools.prerequisites import require
-from tools.site.browser import offline_context, wait_for_mathjax
 
 pytestmark = pytest.mark.browser
 
@@ -37,19 +36,18 @@ _ZOOM = 3  # pdftohtml's largest zoom: sizes to a third of a point
 _MATH = "Times"  # how pdftohtml names the Type 3 fonts MathJax's glyphs print as
 
 
-def _print(browser, url: str, paper: str, target: Path) -> Path:
-    """Print ``url`` to ``target`` as Ctrl+P would on ``paper``: the page's print styles and ``@page`` rules."""
+def _print(printed, path: str, paper: str, target: Path) -> Path:
+    """Print ``path`` to ``target`` as Ctrl+P would on ``paper``: the page's print styles and ``@page`` rules.
+
+    The printout is the run's one of that page on that paper (the ``printed`` fixture: test_print.py reads
+    the A4 ones too).
+    """
     require(
         None if shutil.which("pdftohtml") else "pdftohtml not found: install poppler-utils.",
         "Handout tests skipped.",
         "CI must measure the printed handouts.",
     )
-    with offline_context(browser) as context:
-        page = context.new_page()
-        page.goto(url)
-        wait_for_mathjax(page)
-        page.emulate_media(media="print")
-        page.pdf(path=str(target), format=paper, prefer_css_page_size=True, print_background=True)
+    target.write_bytes(printed(path, paper).pdf)
     return target
 
 
@@ -91,8 +89,8 @@ def _font_sizes(pdf: Path) -> collections.Counter:
 
 
 @pytest.mark.parametrize("paper", sorted(PAPERS))
-def test_cheat_sheet_is_one_page_with_no_text_below_8_pt(browser, base_url, tmp_path, paper):
-    pdf = _print(browser, base_url + "book/cheatsheet.html", paper, tmp_path / "cheatsheet.pdf")
+def test_cheat_sheet_is_one_page_with_no_text_below_8_pt(printed, tmp_path, paper):
+    pdf = _print(printed, "book/cheatsheet.html", paper, tmp_path / "cheatsheet.pdf")
     pages = _pages(pdf)
     assert {_paper(w, h) for w, h, _ in pages} == {paper}, "the sheet set its own paper size"
     assert len(pages) == 1, f"the cheat sheet prints on {len(pages)} {paper} pages"
@@ -107,8 +105,8 @@ def test_cheat_sheet_is_one_page_with_no_text_below_8_pt(browser, base_url, tmp_
 
 
 @pytest.mark.parametrize("paper", sorted(PAPERS))
-def test_exercise_sheet_keeps_its_margins_and_each_exercise_whole(browser, base_url, tmp_path, paper):
-    pdf = _print(browser, base_url + "book/exercise-sheet.html", paper, tmp_path / "sheet.pdf")
+def test_exercise_sheet_keeps_its_margins_and_each_exercise_whole(printed, tmp_path, paper):
+    pdf = _print(printed, "book/exercise-sheet.html", paper, tmp_path / "sheet.pdf")
     pages = _pages(pdf)
     assert len(pages) >= 2 and {_paper(w, h) for w, h, _ in pages} == {paper}
     found = 0

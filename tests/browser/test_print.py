@@ -19,34 +19,32 @@ from pathlib import Path
 import pytest
 
 from tools.prerequisites import require
-from tools.site.browser import offline_context, wait_for_mathjax
 from tools.teaching.workshop_plan import load
 
 pytestmark = pytest.mark.browser
 
 
-def _printed(browser, url: str, target: Path) -> tuple[int, str]:
-    """Print ``url`` to ``target`` as a reader's Ctrl+P would (the page's own print styles, A4); pages and text."""
+def _printed(printed, path: str, target: Path) -> tuple[int, str]:
+    """Print ``path`` to ``target`` as a reader's Ctrl+P would (the page's own print styles, A4); pages and text.
+
+    The printout is the run's one of that page on A4 (the ``printed`` fixture: test_handouts.py reads it too).
+    """
     require(
         None if shutil.which("pdfinfo") else "pdfinfo not found: install poppler-utils.",
         "Print tests skipped.",
         "CI must count the printed pages.",
     )
-    with offline_context(browser) as context:
-        page = context.new_page()
-        page.goto(url)
-        wait_for_mathjax(page)
-        page.emulate_media(media="print")
-        page.pdf(path=str(target), format="A4", prefer_css_page_size=True, print_background=True)
-        assert not [u for u in context.requests if not u.startswith(url.split("/book/")[0])], context.requests
+    printout = printed(path, "A4")
+    target.write_bytes(printout.pdf)
+    assert not [u for u in printout.requests if not u.startswith(printout.base)], printout.requests
     info = subprocess.run(["pdfinfo", str(target)], capture_output=True, text=True, check=True).stdout
     pages = int(re.search(r"^Pages:\s+(\d+)", info, re.MULTILINE).group(1))
     text = subprocess.run(["pdftotext", "-layout", str(target), "-"], capture_output=True, text=True).stdout
     return pages, text
 
 
-def test_cheat_sheet_prints_on_one_a4_page(browser, base_url, tmp_path):
-    pages, text = _printed(browser, base_url + "book/cheatsheet.html", tmp_path / "cheatsheet.pdf")
+def test_cheat_sheet_prints_on_one_a4_page(printed, tmp_path):
+    pages, text = _printed(printed, "book/cheatsheet.html", tmp_path / "cheatsheet.pdf")
     assert pages == 1, f"the cheat sheet prints on {pages} A4 pages; the guide promises one"
     for section in (
         "Splitting a matrix",
@@ -62,8 +60,8 @@ def test_cheat_sheet_prints_on_one_a4_page(browser, base_url, tmp_path):
         assert section in text, f"{section!r} is missing from the printed cheat sheet"
 
 
-def test_exercise_sheet_prints_each_session_with_its_exercises(browser, base_url, tmp_path):
-    pages, text = _printed(browser, base_url + "book/exercise-sheet.html", tmp_path / "sheet.pdf")
+def test_exercise_sheet_prints_each_session_with_its_exercises(printed, tmp_path):
+    pages, text = _printed(printed, "book/exercise-sheet.html", tmp_path / "sheet.pdf")
     agendas = load()
     sets = {agenda.key: [label for _, step in agenda.steps("set") for label in step.exercises] for agenda in agendas}
     assert pages >= 2, "the two sessions do not start on sheets of their own"
