@@ -2,8 +2,8 @@
  * The layout planner's capacity under latency targets (book/planner.md), a mirror of
  * lib/serving/capacity.py: _Replica (the step time on a grid of concurrencies, the stationary law
  * of the requests in a replica, the TTFT's distribution), _ttft, _poisson, _weighted_quantile,
- * _meets, _binding and capacity(), for one prompt and one output length (Workload's samples are
- * not on the page). The steps come from planner-model.js (lib.serving.step, memory), every
+ * _meets, _binding and capacity(), for one prompt and one output length or samples of them
+ * (Workload). The steps come from planner-model.js (lib.serving.step, memory), every
  * constant from window.PLANNER_DATA. Sets window.PlannerCapacity.
  */
 (function () {
@@ -34,11 +34,14 @@
     return values.filter(function (v, i) { return i === 0 || v !== values[i - 1]; });
   }
 
-  /* Workload(prompt, output, hit) for one length of each: its means, context and new tokens. */
+  /* Workload(prompts, outputs, hit): the means, the context, the new tokens' mean and mean square. */
   // mirrors lib.serving.capacity.Workload
   function workload(s) {
-    var p = s.promptTokens, o = s.outputTokens, h = s.prefixHitRate;
-    return { prompt: p, output: o, hit: h, context: (o * (p + o / 2)) / o, newTokens: Math.max(1.0, Math.ceil((1 - h) * p)) };
+    var w = window.PlannerModel.lengths(s), h = s.prefixHitRate, n = w.P.map(function (p) {
+      return Math.max(1.0, Math.ceil((1 - h) * p));
+    });
+    return { prompt: sum(w.P) / n.length, output: w.output, hit: h, context: w.context, newTokens: sum(n) / n.length,
+      square: sum(n.map(function (x) { return x * x; })) / n.length };
   }
 
   /* _Replica.__init__: the concurrency limit, and the step times on the grid (not with capsOnly: ceiling()). */
@@ -159,7 +162,7 @@
   /* _ttft's distribution as blocks. A prompt shorter than the budget's room, arriving in state st while a step
      of N = n prompts runs, waits u * lengths[n] + next (block st, n: scale, offset, and each draw's chance);
      the `draws` values of u make each block rise. A longer prompt queues as an M/G/1 (long: its draws). */
-  function ttftBlocks(rate, rho, idle, busyK, room, service, fresh, weights) {
+  function ttftBlocks(rate, rho, idle, busyK, room, service, fresh, weights, spread) {
     var K = data(), together = K.together, draws = K.draws, states = idle.length;
     var u = new Float64Array(draws), pm = new Float64Array(together + 1), current = new Float64Array(together + 1);
     var lengths = new Float64Array(together + 1), j, n, i, k, st, longs = 0;
@@ -170,7 +173,7 @@
       long: new Float64Array(longs * draws), longChance: new Float64Array(longs * draws) };
     for (st = 0; st < states; st++) {
       if (fresh >= room[st]) {  // a long prompt: steps of its own, an M/G/1 queue
-        var wait = rate * service[st] * service[st] / (2 * (1 - rho));
+        var wait = rate * service[st] * service[st] * spread / (2 * (1 - rho));  // E[service^2]: spread = E[n^2]/E[n]^2
         for (k = 0; k < draws; k++) {
           var queue = u[k] < 1 - rho ? 0.0 :
             -(wait / Math.max(rho, 1e-300)) * Math.log(Math.max((1 - u[k]) / Math.max(rho, 1e-300), 1e-300));
@@ -202,10 +205,11 @@
   }
 
   /* _ttft: the mean TTFT and its distribution (draws, chances) over the states an arrival sees; in lib's
-     order: the short prompts' blocks, then the long prompts' draws. */
+     order: the short prompts' blocks, then the long prompts' draws. service: each state's mean over the
+     requests, fresh the mean new tokens, spread their E[n^2] / E[n]^2 (1 for one length). */
   // mirrors lib.serving.capacity._ttft
-  function ttft(rate, rho, idle, busyK, room, service, fresh, weights) {
-    var b = ttftBlocks(rate, rho, idle, busyK, room, service, fresh, weights);
+  function ttft(rate, rho, idle, busyK, room, service, fresh, weights, spread) {
+    var b = ttftBlocks(rate, rho, idle, busyK, room, service, fresh, weights, spread);
     var draws = b.u.length, gated = b.scale.length * draws, size = gated + b.long.length;
     var all = new Float64Array(size), chance = new Float64Array(size), g = 0, weighted = 0.0, total = 0.0;
     for (var j = 0; j < b.scale.length; j++) {
@@ -262,12 +266,12 @@
     out.rho = sum(weights.map(function (x, i) { return x * rate * service[i]; }));
     if (out.rho >= 1) { out.ttft = Infinity; out.ttftQuantile = Infinity; return out; }
     if (!withTtft || (targets && !meets(out, null, targets[1]))) { return out; }
-    var slot = chain.queued / rate;
+    var slot = chain.queued / rate, w = r.w, spread = w.square / (w.newTokens * w.newTokens);
     // Given targets the TTFT's mean is left out: meets() asks only whether it is infinite (rho >= 1, above).
-    var met = targets && ttftWithin(ttftBlocks(rate, out.rho, idle, busyK, room, service, r.w.newTokens, weights), q,
-      slot, targets[0]);
+    var met = targets && ttftWithin(ttftBlocks(rate, out.rho, idle, busyK, room, service, w.newTokens, weights, spread),
+      q, slot, targets[0]);
     if (met === true || met === false) { out.ttftMet = met; return out; }
-    var got = ttft(rate, out.rho, idle, busyK, room, service, r.w.newTokens, weights);
+    var got = ttft(rate, out.rho, idle, busyK, room, service, w.newTokens, weights, spread);
     out.ttft = got.mean + slot;
     out.ttftQuantile = weightedQuantile(got.draws, got.chance, q) + slot;
     return out;

@@ -722,13 +722,62 @@
     return out;
   }
 
+  /* Python's repr of a text. */
+  function pyRepr(t) {
+    var q = /'/.test(t) && !/"/.test(t) ? '"' : "'";
+    return q + t.replace(/[\\'\x00-\x1f\x7f]/g, function (c) {
+      return c === "'" ? (q === c ? "\\'" : c) : c === "\\" ? "\\\\" : { "\t": "\\t", "\n": "\\n", "\r": "\\r" }[c] ||
+        "\\x" + ("0" + c.charCodeAt(0).toString(16)).slice(-2);
+    }) + q;
+  }
+
+  /* parse_lengths: [prompts, outputs] of the requests a text such as "1024:256*3,95:410" describes, in lib's
+     words when it cannot (MAX_INLINE_TOKENS 10^9 a number, MAX_INLINE_REQUESTS 10,000 requests). */
+  // mirrors lib.serving.lengths.parse_lengths
+  function parseLengths(text, name) {
+    var form = "prompt:output pairs, each optionally *count, joined by commas (1024:256*3,95:410)", P = [], O = [], total = 0;
+    if (!text.trim()) { throw new Error(name + " holds no request: it must be " + form + ", got " + pyRepr(text)); }
+    text.split(",").forEach(function (group, i) {
+      var found = /^[ \t]*([0-9]+)[ \t]*:[ \t]*([0-9]+)[ \t]*(?:\*[ \t]*([0-9]+)[ \t]*)?$/.exec(group);
+      var where = name + " group " + (i + 1) + " " + pyRepr(group.trim());
+      if (!found) { throw new Error(name + " must be " + form + "; group " + (i + 1) + " is " + pyRepr(group.trim())); }
+      var v = ["prompt", "output", "count"].map(function (word, k) {
+        var digits = found[k + 1] || "1", value = digits.replace(/^0+/, "").length <= 10 ? +digits : 2e9;
+        if (!(value >= 1 && value <= 1e9)) {
+          throw new Error(where + ": " + word + " must be a whole number from 1 to 1000000000, got " + digits);
+        }
+        return value;
+      });
+      if ((total += v[2]) > 1e4) {
+        throw new Error(name + " describes more than 10,000 requests (at " + where + "): use a file (--lengths)");
+      }
+      for (var k = 0; k < v[2]; k++) { P.push(v[0]); O.push(v[1]); }
+    });
+    return [P, O];
+  }
+
+  /* The requests' lengths: the sample s.prompts, s.outputs (its means in s.promptTokens, s.outputTokens,
+     rounded) or one of each; their mean output, the context a step reads (Workload.context) and the longest. */
+  function lengths(s) {
+    var P = s.prompts || [s.promptTokens], O = s.outputs || [s.outputTokens], o = sum(O);
+    return { P: P, O: O, output: o / O.length, context: sum(O.map(function (x, i) { return x * (P[i] + x / 2); })) / o,
+      longest: maxOf(P.map(function (x, i) { return x + O[i]; })) };
+  }
+
+  /* _held_context: the full context a running sequence holds, E[O (P + O)] / E[O] rounded up (P + O for one). */
+  // mirrors lib.serving.plan._held_context
+  function heldContext(s) {
+    var w = lengths(s);
+    return Math.ceil(sum(w.O.map(function (x, i) { return x * (w.P[i] + x); })) / sum(w.O));
+  }
+
   /* One layout's row: the fields of lib.serving.PlanRow (SI units); with a target and withCapacity, the
      capacity fields from planner-capacity.js. */
   function planRow(s, l, withCapacity) {
-    var c = s.config, n = s.devices;
+    var c = s.config, n = s.devices, w = lengths(s);
     var perReplica = Math.ceil(s.batch / l.dp);
-    var fit = memoryFit(c, s.device, l, perReplica, s.promptTokens + s.outputTokens, s.engine);
-    var step = decodeStep(s, l, perReplica, s.promptTokens + s.outputTokens / 2);
+    var fit = memoryFit(c, s.device, l, perReplica, heldContext(s), s.engine);
+    var step = decodeStep(s, l, perReplica, w.context);
     var ttft = prefillTime(s, l), tokensPerS = s.batch / step.tpot;
     var missed = misses(s, ttft, step.tpot);
     var scheduler = schedulerReason(perReplica, step.tokensPerStep, s.engine, l);
@@ -740,7 +789,7 @@
       weights: fit.weights, kv: fit.kv, activations: fit.activations, memory: fit.total, usable: fit.usable,
       free: fit.free, batch: perReplica, maxBatch: fit.most, maxSequences: fit.most * l.dp,
       ttft: ttft, tpot: step.tpot, tokensPerS: tokensPerS, tokensPerSPerDevice: tokensPerS / n,
-      tokensPerSPerUser: 1 / step.tpot, requestsPerS: tokensPerS / s.outputTokens, prefillShare: step.prefillShare,
+      tokensPerSPerUser: 1 / step.tpot, requestsPerS: tokensPerS / w.output, prefillShare: step.prefillShare,
       bound: step.bound, communicationShare: step.communicationShare,
       costPerMillionTokens: s.price === null ? null : s.price * n / 3600 / tokensPerS * 1e6,
       capacity: under ? under.rate : null, requestsPerSPerDevice: under ? under.ratePerDevice : null,
@@ -750,14 +799,14 @@
     };
   }
 
-  /* check_context: why a request of prompt + output tokens is past the model's context ("" if it is not, or
-     if the context is unknown: context_length 0). */
-  // as lib.serving.memory.check_context, word for word (one length, not samples)
-  function contextRefusal(config, prompt, output) {
-    var limit = config.context_length || 0;
-    if (!limit || prompt + output <= limit) { return ""; }
-    return "prompt_tokens + output_tokens = " + (prompt + output) + " exceeds " + config.name + "'s context of " +
-      limit + " tokens";
+  /* check_context: why the longest request of s is past the model's context ("" if it is not, or if the
+     context is unknown: context_length 0). */
+  // as lib.serving.memory.check_context, word for word
+  function contextRefusal(s) {
+    var limit = s.config.context_length || 0, w = lengths(s);
+    if (!limit || w.longest <= limit) { return ""; }
+    return (w.P.length > 1 ? "the longest sample's " : "") + "prompt_tokens + output_tokens = " + w.longest +
+      " exceeds " + s.config.name + "'s context of " + limit + " tokens";
   }
 
   /* plan: one row per layout whose tensor-parallel group sits well on the servers; with a target, each
@@ -765,7 +814,7 @@
   // mirrors lib.serving.plan.plan
   function plan(s, withoutCapacity) {
     load();
-    var refused = contextRefusal(s.config, s.promptTokens, s.outputTokens);
+    var refused = contextRefusal(s);
     if (refused) { throw new Error(refused); }
     var withCapacity = !withoutCapacity && !!window.PlannerCapacity;
     return layouts(s.config, s.devices, s.expertParallel).filter(function (l) { return holdsGroup(s.cluster, l.tp); })
@@ -865,7 +914,7 @@
   Object.entries({
     headDim: headDim, valueDim: valueDim, latent: latent, moeLayers: moeLayers, attentionFlops: attentionFlops,
     breakdown: breakdown, parameterCount: parameterCount, tpAllowed: tpAllowed, kvHeadsPerDevice: kvHeadsPerDevice,
-    kvPerToken: kvPerToken, computePeak: computePeak, expectedMaxNormal: expectedMaxNormal,
+    kvPerToken: kvPerToken, heldContext: heldContext, parseLengths: parseLengths, computePeak: computePeak, expectedMaxNormal: expectedMaxNormal,
     expertImbalance: expertImbalance, schedulerLimits: schedulerLimits, resolveEngine: resolveEngine,
     replicaLimits: replicaLimits, reservedBytes: reservedBytes, usableBytes: usableBytes, stageLayers: stageLayers,
     layoutName: layoutName, layouts: layouts, holdsGroup: holdsGroup, kvBytesPerLayer: kvBytesPerLayer,
@@ -887,7 +936,7 @@
     best: function (rows, devicesPerNode) { load(); return best(rows, devicesPerNode); },
     tieNote: function (rows, chosen, devicesPerNode) { load(); return tieNote(rows, chosen, devicesPerNode); },
     resolveEngine: function (d, f) { load(); return resolveEngine(d, f); },
-    missingGroups: missingGroups, contextRefusal: contextRefusal, stageLayers: stageLayers, parameterCount: parameterCount,
+    missingGroups: missingGroups, contextRefusal: contextRefusal, lengths: lengths, parseLengths: parseLengths, stageLayers: stageLayers, parameterCount: parameterCount,
     layoutName: layoutName,
     // For planner-capacity.js (lib.serving.capacity calls these of lib.serving.step and memory).
     decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity, replicaLimits: replicaLimits,

@@ -67,7 +67,7 @@
   function size(s, rate, maxDevices, confidence) {
     var sure = confidence === undefined ? null : confidence;
     if (sure !== null) { rate /= capacityRatio(sure, regime(s.ttftLimit, s.tpotLimit)); }
-    var refused = window.PlannerModel.contextRefusal(s.config, s.promptTokens, s.outputTokens);
+    var refused = window.PlannerModel.contextRefusal(s);
     if (refused) { throw new Error(refused); }
     var capacity = window.PlannerCapacity.capacity, found = null;
     var fewest = function (r, n) { return Math.ceil(rate / r * (1 - 1e-12)) * n; };

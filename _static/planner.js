@@ -40,6 +40,7 @@
   // name -> rule. "count": whole number >= min (<= max); "positive"/"nonnegative"/"fraction"/"share": numbers;
   // "percentile": a fraction or a percent, read as a fraction (percentileFraction); "confidence": the same, from
   // within the quantile table (PlannerSizing.checkConfidence); cap: max is the planner's cap;
+  // "lengths": a sample of requests as text (lib.serving.lengths.parse_lengths);
   // optional: empty means "none". Selects and the checkbox are read directly.
   var RULES = {
     layers: { rule: "count", min: 1, max: 1e6 }, hidden: { rule: "count", min: 1, max: 1e7 },
@@ -52,6 +53,7 @@
     nodes: { rule: "count", min: 1, max: MAX_DEVICES, cap: true },
     devices: { rule: "count", min: 1, max: MAX_DEVICES, cap: true },
     prompt_tokens: { rule: "count", min: 1, max: 1e8 }, output_tokens: { rule: "count", min: 1, max: 1e8 },
+    lengths: { rule: "lengths", optional: true },
     batch: { rule: "count", min: 1, max: 1e8 },
     ttft_limit_ms: { rule: "positive", optional: true, max: 1e12 },
     tpot_limit_ms: { rule: "positive", optional: true, max: 1e12 },
@@ -75,10 +77,11 @@
   // The all-reduce choices of lib.collectives.engine, in words.
   var ALLREDUCE_WORDS = { engine: "the engine's own kernels where vLLM runs them, else NCCL", nccl: "always NCCL" };
 
-  /* A model or device field counts only when its select says "custom": otherwise the preset's numbers stand. */
+  /* A model or device field counts only when its select says "custom": otherwise the preset's numbers stand;
+     prompt and output only without a sample of lengths. */
   function inactive(name, values) {
     return ((MODEL_FIELDS.indexOf(name) >= 0 || MODEL_FLAGS.indexOf(name) >= 0) && values.model !== "custom") ||
-      (DEVICE_FIELDS.indexOf(name) >= 0 && values.device !== "custom");
+      (DEVICE_FIELDS.indexOf(name) >= 0 && values.device !== "custom") || (/^(prompt|output)_/.test(name) && !!values.lengths);
   }
 
   var NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
@@ -87,6 +90,9 @@
     var r = RULES[name], t = String(text).trim();
     if (t === "") {
       return r.optional ? { value: null } : { error: name + " must be a number; the field is empty" };
+    }
+    if (r.rule === "lengths") {
+      try { return { value: Model.parseLengths(t, name) }; } catch (error) { return { error: error.message }; }
     }
     if (!NUMBER.test(t)) { return { error: name + " must be a number (like 64 or 2.5e3), got “" + t + "”" }; }
     var v = Number(t);
@@ -182,9 +188,12 @@
           "groups of up to " + D.serving.expert_groups + " devices, not " + missing.join(", ") + " (use lib.serving.plan)";
       }
     }
+    var P = v.lengths && v.lengths[0], O = v.lengths && v.lengths[1], mean = function (x) { return Model.pyRound(Model.sum(x) / x.length); };
+    var lengths = P ? { prompts: P, outputs: O, promptTokens: mean(P), outputTokens: mean(O) }
+      : { promptTokens: v.prompt_tokens, outputTokens: v.output_tokens };
     if (!Object.keys(errors).length) {  // lib.serving.plan refuses a request past the model's context
-      var past = Model.contextRefusal(config, v.prompt_tokens, v.output_tokens);
-      if (past) { errors.prompt_tokens = past; }
+      var past = Model.contextRefusal(Object.assign({ config: config }, lengths));
+      if (past) { errors[P ? "lengths" : "prompt_tokens"] = past; }
     }
     if (Object.keys(errors).length) { return { errors: errors }; }
     var linkOf = function (slug) { return Object.assign({ slug: slug }, D.links[slug]); };
@@ -197,17 +206,17 @@
     });
     return {
       errors: {},
-      s: {
+      s: Object.assign(lengths, {
         config: config, device: deviceSpec, devices: v.devices,
         cluster: { devicesPerNode: v.devices_per_node, link: linkOf(link), interLink: linkOf(interLink),
           nics: v.nics_per_node === null ? defaultNics(deviceSpec, v.devices_per_node) : v.nics_per_node },
-        engine: engine, promptTokens: v.prompt_tokens, outputTokens: v.output_tokens, batch: v.batch,
+        engine: engine, batch: v.batch,
         prefixHitRate: v.prefix_hit_rate,
         ttftLimit: v.ttft_limit_ms === null ? null : v.ttft_limit_ms * MS,
         tpotLimit: v.tpot_limit_ms === null ? null : v.tpot_limit_ms * MS,
         price: v.price_per_device_hour, expertParallel: expertParallel, percentile: v.percentile,
         rate: v.rate, maxDevices: v.max_devices, confidence: v.confidence
-      }
+      })
     };
   }
 
@@ -305,7 +314,7 @@
       model: "llama-3-70b", device: D.book_device, devices_per_node: String(P.devices_per_node), devices: "8",
       link: P.link === null ? book.link : P.link, inter_link: P.inter_link === null ? book.network : P.inter_link,
       weight_format: G.weight_format, kv_format: G.kv_format, allreduce: G.allreduce,
-      prompt_tokens: "1024", output_tokens: "256", batch: "64", prefix_hit_rate: String(P.prefix_hit_rate),
+      prompt_tokens: "1024", output_tokens: "256", lengths: "", batch: "64", prefix_hit_rate: String(P.prefix_hit_rate),
       ttft_limit_ms: "", tpot_limit_ms: "", percentile: String(P.percentile), price_per_device_hour: "",
       rate: "", confidence: "", max_devices: String(D.serving.size_defaults.max_devices),
       memory_efficiency: String(G.memory_efficiency), compute_efficiency: text(G.compute_efficiency),
@@ -526,7 +535,7 @@
         note: note, text: out.join("\n") };
     }
     function contextError(s) {  // lib.serving.command._check_context
-      var length = s.promptTokens + s.outputTokens, context = s.config.context_length || 0;
+      var length = Model.lengths(s).longest, context = s.config.context_length || 0;
       return context && length > context ? "max_model_len=" + length + " (the longest prompt plus output, in " +
         "tokens) exceeds the model's context_length=" + context : null;
     }
@@ -539,7 +548,7 @@
       if (quantization) { base.push("--quantization", quantization); }
       base.push("--kv-cache-dtype", e.kv_format === "fp8" ? "fp8" : "auto", "--max-num-seqs", e.max_num_seqs,
         "--max-num-batched-tokens", e.max_num_batched_tokens, "--gpu-memory-utilization", e.gpu_memory_utilization,
-        "--max-model-len", s.promptTokens + s.outputTokens);
+        "--max-model-len", Model.lengths(s).longest);
       if (l.ep) { base.push("--enable-expert-parallel"); }
       if (l.adp) { base.push("--all2all-backend", D.serving.all2all_backend[e.expert_exchange]); }
       if (!e.cuda_graphs) { base.push("--enforce-eager"); }
@@ -575,7 +584,7 @@
       if (quantization) { words.push("--quantization", quantization); }
       words.push("--kv-cache-dtype", D.serving.sglang_kv_cache_dtype[e.kv_format], "--max-running-requests",
         e.max_num_seqs * ranks, "--chunked-prefill-size", e.max_num_batched_tokens * ranks, "--mem-fraction-static",
-        e.gpu_memory_utilization, "--context-length", s.promptTokens + s.outputTokens);
+        e.gpu_memory_utilization, "--context-length", Model.lengths(s).longest);
       if (!e.cuda_graphs) { words.push("--disable-cuda-graph"); }
       if (e.allreduce === "nccl") { words.push("--disable-custom-all-reduce"); }
       var lines = [];
@@ -805,6 +814,7 @@
         mark("nodes", null);
       }
       var values = read();
+      E.prompt_tokens.disabled = E.output_tokens.disabled = !!values.lengths;
       var got = scenario(values);
       NAMES.forEach(function (name) { mark(name, got.errors[name]); });
       updateUrl(values);

@@ -31,7 +31,7 @@ from lib.serving.disagg import Disaggregated, KVTransfer, balance, disaggregate,
 from lib.serving.engine import Engine, configure, scheduler_limits
 from lib.serving.engine_flags import check_command, flag_table
 from lib.serving.layout import MAX_DEVICES, Cluster, Layout, check_devices, check_layout, layouts, stage_layers
-from lib.serving.lengths import describe_lengths, read_lengths
+from lib.serving.lengths import describe_lengths, format_lengths, parse_lengths, read_lengths
 from lib.serving.matmul import ATTENTION_EFFICIENCY, Product, layer_products, linear_compute_time, product_flops
 from lib.serving.memory import (
     MemoryFit,
@@ -95,6 +95,8 @@ __all__ = [
     "size",
     "read_lengths",
     "describe_lengths",
+    "parse_lengths",
+    "format_lengths",
     "CAPACITY_RATIOS",
     "INTERVAL_LEVEL",
     "capacity_interval",

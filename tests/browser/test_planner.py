@@ -8,8 +8,10 @@ random (``tools/site/planner_golden.py``, which stores them with lib's rows in
 ``golden/scenarios.json``): dense and mixture-of-experts models, presets and
 custom shapes, catalogue and custom devices, one server and several, rows
 that fit and rows that do not, every weight and KV-cache format, prefix hits,
-both all-reduces, the engine's scheduler limits and CUDA graphs, and latency
-targets (with the capacity under them, ``lib.serving.capacity``). The page is
+both all-reduces, the engine's scheduler limits and CUDA graphs, latency
+targets (with the capacity under them, ``lib.serving.capacity``), and samples
+of request lengths (the ``lengths`` field, ``lib.serving.parse_lengths``'s text)
+in place of one prompt and output length. The page is
 opened on the fewest of them that show every case kind; every function the
 page computes with is compared with lib's on all of them by
 ``test_planner_functions.py``.
@@ -26,7 +28,8 @@ import pytest
 from site_support import assert_accessible_and_offline, open_page, query
 
 from lib import hardware
-from lib.serving import best, capacity_interval, frontier, plan
+from lib.serving import best, capacity_interval, frontier, parse_lengths, plan
+from lib.serving.memory import check_context
 from lib.transformer import PRESETS
 from lib.units import GB, ms
 from tools.site.browser import offline_context
@@ -259,6 +262,45 @@ def test_url_round_trip(tab, context, base_url):
         assert again.locator('input[name="nodes"]').input_value() == "2"
     finally:
         again.close()
+
+
+def test_a_sample_of_lengths_replaces_prompt_and_output_and_round_trips(tab, context):
+    page = tab()
+    typed = "1000:200*3, 95:410"
+    page.fill('input[name="lengths"]', typed)
+    assert page.locator('input[name="prompt_tokens"]').is_disabled()
+    assert page.locator('input[name="output_tokens"]').is_disabled()
+    address = page.evaluate("window.location.href")
+    params = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(address).query))
+    assert params["lengths"] == typed and "prompt_tokens" not in params and "output_tokens" not in params
+    args, options = lib_arguments(params)
+    rows = plan(*args, **options)  # the sample's plan: memory holds E[O (P + O)] / E[O] per sequence
+    assert rows[-1].max_batch != plan(*args[:4], 774, 252, **options)[-1].max_batch  # not the mean request
+    shown = page.evaluate(READ_ROWS)
+    assert [r["layout"] for r in shown] == [row.name for row in rows]
+    for row, got in zip(rows, shown):
+        assert got["cells"]["max_sequences"]["text"] == str(row.max_batch * row.dp), row.name
+        assert relative(float(got["cells"]["tpot_ms"]["value"]), row.tpot / ms) <= 1e-9, row.name
+    again, visit = open_page(context, address)
+    try:
+        assert again.evaluate(READ_ROWS) == shown
+        assert again.locator('input[name="lengths"]').input_value() == typed
+        assert again.locator('input[name="prompt_tokens"]').is_disabled()
+    finally:
+        again.close()
+    # lib's own words at the field: a bad text, and a sample whose longest request is past the model's context
+    for bad in ("1000:200*3,95:0", "512:128,8000:256", "1000;200"):
+        page.fill('input[name="lengths"]', bad)
+        try:
+            parse_lengths(bad)
+            check_context(PRESETS["llama-3-70b"], *parse_lengths(bad))
+        except ValueError as error:
+            want = str(error)
+        assert page.locator('input[name="lengths"]').get_attribute("aria-invalid") == "true"
+        assert page.locator("#pl-lengths-error").inner_text() == want + ".", want
+    page.fill('input[name="lengths"]', "")
+    assert not page.locator('input[name="prompt_tokens"]').is_disabled()
+    assert "lengths" not in page.evaluate("location.search") and "prompt_tokens=" in page.evaluate("location.search")
 
 
 def test_custom_model_and_device_round_trip(tab):

@@ -8,20 +8,28 @@ The page must find the same layout, the same number of devices, and the same
 capacities and binding as ``lib``. The browser opens the fewest scenarios that
 show every case kind; ``test_planner_functions.py`` compares ``size`` and
 every function it calls on all of them.
+
+Issue 31's acceptance 5 asks that the page and the command line agree on ten
+seeded scenarios with a percentile, a length distribution and a sized answer:
+``GOLDEN["acceptance"]`` (``planner_golden.acceptance_scenario``), each opened
+here (the sizing line and the table against ``lib.serving.size`` and
+``lib.serving.plan``) and run through ``python -m lib.serving`` by
+``tests/unit/lib/test_serving.py``.
 """
 
 from __future__ import annotations
 
 import pytest
-from test_planner import GOLDEN, relative, tab  # noqa: F401 (tab: a fixture)
+from test_planner import GOLDEN, assert_page_agrees, relative, tab  # noqa: F401 (tab: a fixture)
 
 from lib.serving import capacity_interval, regime
-from tools.site.planner_golden import SIZING_KINDS, SIZING_SCENARIOS, sizing_kinds
+from tools.site.planner_golden import ACCEPTANCE_SCENARIOS, SIZING_KINDS, SIZING_SCENARIOS, sizing_kinds
 
 pytestmark = pytest.mark.browser
 
 SCENARIOS = GOLDEN["sizing"]
 OPENED = GOLDEN["e2e"]["sizing"]
+ACCEPTANCE = GOLDEN["acceptance"]
 
 
 def test_scenarios_cover_the_cases():
@@ -46,14 +54,38 @@ READ_SIZING = """() => { const p = document.getElementById('pl-sizing');
 
 @pytest.mark.parametrize("index", OPENED)
 def test_page_sizes_like_lib(tab, index):  # noqa: F811 (tab: the fixture)
-    q, want = SCENARIOS[index]["query"], SCENARIOS[index]["want"]
-    shown = tab(q).evaluate(READ_SIZING)
+    assert_sizes_like_lib(tab(SCENARIOS[index]["query"]), SCENARIOS[index], f"scenario {index}")
+
+
+def test_the_acceptance_scenarios_hold_a_percentile_a_length_distribution_and_a_sized_answer():
+    assert len(ACCEPTANCE) == ACCEPTANCE_SCENARIOS == 10
+    assert all("percentile" in entry["query"] for entry in ACCEPTANCE)
+    kinds = [sizing_kinds(entry["query"], entry["want"]) for entry in ACCEPTANCE]
+    assert sum("a length distribution" in k for k in kinds) >= 5, kinds  # lengths and a sized answer both
+    assert sum("a layout found" in k for k in kinds) >= 6, kinds
+    assert any("nothing carries it" in k or "several replicas" in k for k in kinds), kinds
+
+
+@pytest.mark.parametrize("index", range(len(ACCEPTANCE)))
+def test_page_sizes_and_plans_the_acceptance_scenarios_like_lib(tab, index):  # noqa: F811 (tab: the fixture)
+    entry = ACCEPTANCE[index]
+    assert_page_agrees(tab, entry, f"acceptance {index}")  # opens the scenario: the table against lib's plan
+    assert_sizes_like_lib(tab.page, entry, f"acceptance {index}")
+    if "lengths" in entry["query"]:  # the sample is used, and the prompt and output fields stand aside
+        assert tab.page.locator('input[name="prompt_tokens"]').is_disabled()
+        assert "prompt_tokens" not in tab.page.evaluate("location.search")
+
+
+def assert_sizes_like_lib(page, entry: dict, label: str) -> None:
+    """The sizing line of the open page against lib.serving.size's answer (``want``, golden) for ``query``."""
+    q, want = entry["query"], entry["want"]
+    shown = page.evaluate(READ_SIZING)
     assert not shown["hidden"], q
     if want is None:
         assert shown["layout"] is None, shown
         assert shown["text"].startswith("Sizing: no layout of at most " + q["max_devices"]), shown
         return
-    where = f"scenario {index}: {q}"
+    where = f"{label}: {q}"
     assert (shown["layout"], int(shown["devices"])) == (want["layout"], want["devices"]), where
     assert relative(float(shown["rate"]), want["rate"]) <= 1e-9, where
     assert relative(float(shown["replica"]), want["replica_rate"]) <= 1e-9, where

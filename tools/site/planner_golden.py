@@ -12,7 +12,12 @@ and committed under ``tests/browser/golden/`` for review in diffs::
 (as the page's query strings) and, for each, every row of
 :func:`lib.serving.plan` (or :func:`lib.serving.size`'s answer), the row
 :func:`lib.serving.best` picks, and which scenarios the browser opens
-(``e2e``: the fewest that still cover every case kind).
+(``e2e``: the fewest that still cover every case kind). About a quarter of the
+plan and sizing scenarios give a sample of request lengths (``lengths``, the
+text of :func:`lib.serving.lengths.parse_lengths`) instead of one prompt and
+output length. ``acceptance`` holds ten sizings that the page and
+``python -m lib.serving --rate`` both take (:func:`acceptance_scenario`,
+:func:`cli_arguments`), with ``lib.serving.size``'s answer and plan's rows.
 
 ``functions.json`` holds, for each JavaScript function tagged
 ``// mirrors lib.<module>.<name>``, input and output cases computed by
@@ -43,6 +48,7 @@ from typing import Any, Self
 import numpy as np
 
 __all__ = [
+    "ACCEPTANCE_SCENARIOS",
     "GOLDEN",
     "MOE_SCENARIOS",
     "RANDOM_SCENARIOS",
@@ -51,6 +57,8 @@ __all__ = [
     "Call",
     "Mirror",
     "Recorder",
+    "acceptance_scenario",
+    "cli_arguments",
     "config_of",
     "dumps",
     "generate",
@@ -78,7 +86,9 @@ GOLDEN = ROOT / "tests" / "browser" / "golden"
 RANDOM_SCENARIOS = 36
 SIZING_SCENARIOS = 36
 MOE_SCENARIOS = 12
-PLAN_SEED, SIZING_SEED, MOE_SEED = 20260, 20261, 2412
+PLAN_SEED, SIZING_SEED, MOE_SEED, ACCEPTANCE_SEED = 20260, 20261, 2412, 20262
+#: Sizing scenarios that both the page and the command line take (issue 31, acceptance 5).
+ACCEPTANCE_SCENARIOS = 10
 MOE_MODELS = ("deepseek-v3", "qwen3-235b-a22b", "mixtral-8x7b", "mixtral-8x22b")
 MOE_DEVICES = ("h200", "b200", "h100-sxm", "a100-80gb")
 
@@ -172,7 +182,107 @@ def random_scenario(rng: random.Random) -> dict[str, str]:
         )
     if rng.random() < 0.5:
         q["expert_parallel"] = rng.choice(["on", "both"])
+    return _with_lengths(q)
+
+
+def _with_lengths(q: dict[str, str]) -> dict[str, str]:
+    """``q``, a quarter of the time with a sample of request lengths (``lengths``, the text form of
+    :func:`lib.serving.lengths.parse_lengths`) instead of ``prompt_tokens`` and ``output_tokens``: decided and
+    drawn by a generator seeded from ``q`` itself, so that the other scenarios' draws stay as they were.
+
+    >>> _with_lengths({"prompt_tokens": "8", "output_tokens": "2", "batch": "12"})["lengths"]
+    '99:322, 170:151*8, 1157:6, 25:243*8'
+    >>> sorted(_with_lengths({"prompt_tokens": "8", "output_tokens": "2", "batch": "1"}))
+    ['batch', 'output_tokens', 'prompt_tokens']
+    """
+
+    side = random.Random(json.dumps(q, sort_keys=True))
+    if side.random() >= 0.25:
+        return q
+    q = {k: v for k, v in q.items() if k not in ("prompt_tokens", "output_tokens")}
+    q["lengths"] = _draw_lengths(side)
     return q
+
+
+def _draw_lengths(rng: random.Random) -> str:
+    """A sample of 1 to 4 lengths (log-uniform, prompts to 8,192 and outputs to 2,048 tokens), each 1 to 8 times,
+    as text; a third with spaces after the commas (the page and lib read both)."""
+    from lib.serving.lengths import format_lengths
+
+    prompts, outputs = [], []
+    for _ in range(rng.randint(1, 4)):
+        count = rng.choice([1, 1, 2, 3, 8])
+        prompts += [_log_uniform(rng, 1, 8192)] * count
+        outputs += [_log_uniform(rng, 1, 2048)] * count
+    text = format_lengths(prompts, outputs)
+    return text.replace(",", ", ") if rng.random() < 0.3 else text
+
+
+def acceptance_scenario(rng: random.Random, index: int) -> dict[str, str]:
+    """Acceptance scenario ``index``: a sizing that the page and ``python -m lib.serving --rate`` both take (a preset
+    model on a catalogue device, servers of 8 with the device's own links, the engine's scheduler and
+    efficiencies), each with a percentile and a TPOT target, some a TTFT target, prefix hits or a confidence;
+    all but every fourth (0, 4, 8) with a sample of lengths.
+
+    >>> q = acceptance_scenario(random.Random(0), 1)
+    >>> "percentile" in q and "lengths" in q and "prompt_tokens" not in q
+    True
+    >>> cli_arguments(q)[:4]
+    ['--model', 'mixtral-8x7b', '--device', 'l40s']
+    """
+    from lib import hardware
+
+    device = rng.choice(["a100-80gb", "h100-sxm", "h200", "l40s", "b200"])
+    q = {
+        "model": rng.choice(
+            ["llama-3-8b", "llama-3.1-8b", "mistral-7b", "mixtral-8x7b", "llama-3-70b", "llama-3.1-70b"]
+        ),
+        "device": device,
+        "link": hardware.DEVICES[device].link,
+        "inter_link": hardware.DEVICES[device].network,
+        "devices_per_node": "8",
+        "devices": "8",
+        "batch": str(_log_uniform(rng, 1, 256)),
+        "weight_format": rng.choice(["bf16", "bf16", "fp8", "int4"]),
+        "kv_format": rng.choice(["bf16", "fp8"]),
+        # not a multiple of 1/16 (0.5, 0.75): there the quantile of capacity's 16 stratified draws per block can
+        # sit on a gap between two draws, where the last bits of a sum decide it (lib's order or the page's)
+        "percentile": rng.choice(["0.6", "0.9", "0.99", "95", "80"]),
+        "tpot_limit_ms": str(round(rng.uniform(20, 100), 1)),
+        "rate": str(round(math.exp(rng.uniform(0, math.log(100))), 2)),
+        "max_devices": str(rng.choice([8, 16, 32])),
+    }
+    if rng.random() < 0.4:
+        q["ttft_limit_ms"] = str(round(rng.uniform(300, 3000)))
+    if rng.random() < 0.3:
+        q["prefix_hit_rate"] = "0.5"
+    if rng.random() < 0.3:
+        q["confidence"] = rng.choice(["0.9", "75"])
+    if index % 4:
+        q["lengths"] = _draw_lengths(rng)
+    else:
+        q.update(prompt_tokens=str(_log_uniform(rng, 16, 4096)), output_tokens=str(_log_uniform(rng, 16, 1024)))
+    return q
+
+
+def cli_arguments(q: dict[str, str]) -> list[str]:
+    """``python -m lib.serving``'s arguments that size for acceptance scenario ``q``
+    (:func:`acceptance_scenario`: what the command line's defaults leave as the page's link has it)."""
+    argv = ["--model", q["model"], "--device", q["device"], "--rate", q["rate"], "--max-devices", q["max_devices"]]
+    if "lengths" in q:
+        argv += ["--lengths-inline", q["lengths"]]
+    else:
+        argv += ["--prompt", q["prompt_tokens"], "--output", q["output_tokens"]]
+    flags = {
+        "percentile": "--percentile",
+        "tpot_limit_ms": "--tpot-ms",
+        "ttft_limit_ms": "--ttft-ms",
+        "weight_format": "--weight-format",
+        "kv_format": "--kv-format",
+        "prefix_hit_rate": "--prefix-hit-rate",
+        "confidence": "--confidence",
+    }
+    return argv + [word for key, flag in flags.items() if key in q for word in (flag, q[key])]
 
 
 def config_of(q: dict[str, str]) -> Any:
@@ -251,14 +361,13 @@ def lib_arguments(q: dict[str, str]) -> tuple[tuple, dict]:
         options["cuda_graphs"] = q["cuda_graphs"] == "on"
     if "percentile" in q:
         options["percentile"] = float(q["percentile"])
-    return (
-        config_of(q),
-        device,
-        int(q["devices"]),
-        int(q["batch"]),
-        int(q["prompt_tokens"]),
-        int(q["output_tokens"]),
-    ), options
+    if "lengths" in q:  # a sample of requests: lib takes the arrays
+        from lib.serving.lengths import parse_lengths
+
+        lengths: tuple = parse_lengths(q["lengths"])
+    else:
+        lengths = (int(q["prompt_tokens"]), int(q["output_tokens"]))
+    return (config_of(q), device, int(q["devices"]), int(q["batch"]), *lengths), options
 
 
 def scenarios(
@@ -424,6 +533,7 @@ def plan_kinds(q: dict[str, str], rows: list[dict]) -> set[str]:
         and any(r["expert_parallel"] for r in rows),
         "a capacity above 0": any(r["capacity"] for r in rows),
         "a capacity of 0": any(r["capacity"] == 0 for r in rows),
+        "a length distribution": "lengths" in q,
     }
     return kinds | {kind for kind, seen in checks.items() if seen}
 
@@ -451,6 +561,7 @@ PLAN_KINDS = (
     "expert parallel beside its twin",
     "a capacity above 0",
     "a capacity of 0",
+    "a length distribution",
 )
 
 
@@ -471,6 +582,7 @@ def sizing_kinds(q: dict[str, str], want: dict | None) -> set[str]:
         "custom model": q["model"] == "custom",
         "custom device": q["device"] == "custom",
         "a confidence": "confidence" in q and want is not None,
+        "a length distribution": "lengths" in q and want is not None,
     }
     if checks["moe"] is None:
         checks["moe"] = config_of(q).experts > 1
@@ -487,6 +599,7 @@ SIZING_KINDS = (
     "custom model",
     "custom device",
     "a confidence",
+    "a length distribution",
 )
 
 
@@ -822,7 +935,20 @@ class Objects:
             "expert_parallel": "expertParallel",
         }
         s.update({names[key]: value for key, value in workload.items()})
+        if np.ndim(s.get("promptTokens", 0)) or np.ndim(s.get("outputTokens", 0)):  # samples: planner.js's form
+            p, o = np.broadcast_arrays(np.atleast_1d(s["promptTokens"]), np.atleast_1d(s["outputTokens"]))
+            s.update(
+                prompts=[int(x) for x in p],
+                outputs=[int(x) for x in o],
+                promptTokens=int(round(float(p.mean()))),
+                outputTokens=int(round(float(o.mean()))),
+            )
         return s
+
+
+def _lengths_of(w: Any) -> dict:
+    """A Workload's lengths as :meth:`Objects.scenario` takes them: the sample, or its one length of each."""
+    return dict(prompt=w.prompts, output=w.outputs) if w.prompts.size > 1 else dict(prompt=w.prompt, output=w.output)
 
 
 def layout_js(layout: Any, named: bool = False) -> dict:
@@ -1598,6 +1724,65 @@ def mirrors() -> list[Mirror]:
         return [plan_scenario(c.bound, o, batch=c.bound["batch"]), targets], rows
 
     add(m, "plan", "lib.serving.plan.plan", plan)
+
+    from lib.serving.lengths import format_lengths, parse_lengths
+    from lib.serving.plan import _held_context
+
+    add(
+        m,
+        "heldContext",
+        "lib.serving.plan._held_context",
+        lambda c, o: (
+            None
+            if c.error
+            else (
+                [plan_scenario(c.bound, o)],
+                _held_context(Workload(c.bound["prompt_tokens"], c.bound["output_tokens"])),
+            )
+        ),
+        source="lib.serving.plan.plan",
+    )
+
+    def lengths_text(c: Call, rng: random.Random) -> Call:
+        """parse_lengths on a text from a recorded plan call: its sample written back (format_lengths), or
+        from its one length each a text drawn from good ones and bad ones (each of parse_lengths' refusals)."""
+        p, o = c.bound["prompt_tokens"], c.bound["output_tokens"]
+        if np.ndim(p) or np.ndim(o):
+            text = format_lengths(p, o)
+        else:
+            text = rng.choice(
+                [
+                    f"{p}:{o}",
+                    f" {p} :\t{o} * 3 ,1:1",
+                    f"{p}:{o}*0",
+                    f"0{p}:0",
+                    f"-{p}:{o}",
+                    f"{p}.5:{o}",
+                    f"{p}:{o},",
+                    f"{p}:{o}*9999,{o}:{p}*2",
+                    " \t",
+                    f"{p}:{o}*1e3",
+                    f"{p}:{10**12 + o}",
+                    f"{p}:{o}*000000000000003",
+                    f"'{p}:{o}",
+                    f'"{p}\\:{o}',
+                ]
+            )
+        again = Call(parse_lengths, (text, "lengths"), {})
+        try:
+            again.result = parse_lengths(text, "lengths")
+        except ValueError as error:
+            again.error = error
+        return again
+
+    add(
+        m,
+        "parseLengths",
+        "lib.serving.lengths.parse_lengths",
+        lambda c, o: (list(c.args), err(c) or [c.result[0].tolist(), c.result[1].tolist()]),
+        source="lib.serving.plan.plan",
+        prepare=lengths_text,
+    )
     ranked = (
         "name",
         "tp",
@@ -1679,7 +1864,7 @@ def mirrors() -> list[Mirror]:
     k = "planner-capacity.js"
 
     def capacity_scenario(b: dict, o: Objects) -> dict | None:
-        if not b["prefill"] or np.size(b["prompt_tokens"]) != 1 or np.size(b["output_tokens"]) != 1:
+        if not b["prefill"]:
             return None
         cluster = _cluster_of(b, b["device"])
         return o.scenario(
@@ -1718,6 +1903,7 @@ def mirrors() -> list[Mirror]:
             "hit": w.prefix_hit_rate,
             "context": w.context,
             "newTokens": float(w.new_tokens.mean()),
+            "square": float(np.mean(w.new_tokens**2)),
         }
 
     add(k, "workload", "lib.serving.capacity.Workload", workload, source="lib.serving.capacity.capacity")
@@ -1741,7 +1927,7 @@ def mirrors() -> list[Mirror]:
 
     def replica_js(r: Any, o: Objects, full: bool = True) -> dict | None:
         w = r.workload
-        if not r.prefill or np.size(w.prompts) != 1 or np.size(w.outputs) != 1:
+        if not r.prefill:
             return None
         out = {
             "limit": r.limit,
@@ -1753,6 +1939,7 @@ def mirrors() -> list[Mirror]:
                 "hit": w.prefix_hit_rate,
                 "context": w.context,
                 "newTokens": float(w.new_tokens.mean()),
+                "square": float(np.mean(w.new_tokens**2)),
             },
         }
         if r.fits and r.max_batch >= 1:
@@ -1765,7 +1952,7 @@ def mirrors() -> list[Mirror]:
             )
         if full:
             out.update(
-                s=o.scenario(r.config, r.cluster, r.engine, prompt=w.prompt, output=w.output, hit=w.prefix_hit_rate),
+                s=o.scenario(r.config, r.cluster, r.engine, **_lengths_of(w), hit=w.prefix_hit_rate),
                 l=layout_js(r.layout),
             )
         return out
@@ -1779,8 +1966,7 @@ def mirrors() -> list[Mirror]:
             r.config,
             r.cluster,
             r.engine,
-            prompt=r.workload.prompt,
-            output=r.workload.output,
+            **_lengths_of(r.workload),
             hit=r.workload.prefix_hit_rate,
         )
         return [s, layout_js(r.layout)], want
@@ -1843,8 +2029,9 @@ def mirrors() -> list[Mirror]:
 
     def ttft(c: Call, o: Objects) -> tuple | None:
         b = c.bound
-        if np.size(b["idle"]) > 64 or np.asarray(b["service"]).shape[1] != 1:
+        if np.size(b["idle"]) > 64:
             return None
+        new = np.asarray(b["new_tokens"], dtype=float)
         return (
             [
                 b["rate"],
@@ -1852,9 +2039,10 @@ def mirrors() -> list[Mirror]:
                 list(b["idle"]),
                 [list(x) for x in b["busy_k"]],
                 list(b["room"]),
-                list(np.asarray(b["service"])[:, 0]),
-                float(np.mean(b["new_tokens"])),
+                list(np.asarray(b["service"]).mean(axis=1)),
+                float(np.mean(new)),
                 list(b["weights"]),
+                float(np.mean(new**2) / np.mean(new) ** 2),
             ],
             {"mean": c.result[0]},
         )
@@ -2385,6 +2573,18 @@ def generate(progress: Callable[[str], None] = lambda text: None) -> dict[str, s
             except ValueError:
                 pass
         calls = recorder.calls
+    from lib.serving import best as lib_best
+    from lib.serving import size as lib_size
+    from lib.serving import tie_note as lib_tie_note
+
+    accepted = []  # not recorded: the other scenarios' function cases stay as they were
+    for q, rows in scenarios(ACCEPTANCE_SCENARIOS, ACCEPTANCE_SEED, acceptance_scenario):
+        args, options = size_arguments(q)
+        got = lib_size(*args, **options)
+        estimate = lib_size(*args, **dict(options, confidence=None)) if options["confidence"] else got
+        picked = lib_best(rows, 8)
+        accepted.append((q, got, estimate, rows, picked, lib_tie_note(rows, picked, 8)))
+    progress("acceptance scenarios")
 
     def plan_entry(label: str, i: int, q: dict, rows: list) -> dict:
         picked = chosen[label, i]
@@ -2397,8 +2597,9 @@ def generate(progress: Callable[[str], None] = lambda text: None) -> dict[str, s
 
     plans = [plan_entry("plan", i, q, rows) for i, (q, rows) in enumerate(planned)]
     moes = [plan_entry("moe", i, q, rows) for i, (q, rows) in enumerate(moe)]
-    sizings = [
-        {
+
+    def sized_entry(q: dict, got: Any, estimate: Any) -> dict:
+        return {
             "query": q,
             "want": None
             if got is None
@@ -2412,14 +2613,23 @@ def generate(progress: Callable[[str], None] = lambda text: None) -> dict[str, s
                 "estimate": None if estimate is None else estimate.devices,
             },
         }
-        for q, got, estimate in sized
+
+    sizings = [sized_entry(q, got, estimate) for q, got, estimate in sized]
+    acceptance = [
+        {
+            **sized_entry(q, got, estimate),
+            "rows": [_row(r) for r in rows],
+            "best": None if picked is None else picked.name,
+            "note": note,
+        }
+        for q, got, estimate, rows, picked, note in accepted
     ]
     e2e = {
         "plan": _cover([plan_kinds(p["query"], p["rows"]) for p in plans], PLAN_KINDS, 6),
         "moe": _cover([moe_kinds(p["query"], p["rows"], p["best"]) for p in moes], MOE_KINDS, 3),
         "sizing": _cover([sizing_kinds(s["query"], s["want"]) for s in sizings], SIZING_KINDS, 4),
     }
-    scenarios_file = {"plan": plans, "moe": moes, "sizing": sizings, "e2e": e2e}
+    scenarios_file = {"plan": plans, "moe": moes, "sizing": sizings, "acceptance": acceptance, "e2e": e2e}
 
     objects = Objects()
     functions: dict[str, dict] = {}

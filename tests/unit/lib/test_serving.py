@@ -252,3 +252,42 @@ def test_the_table_and_the_frontier_plan_for_a_sample_of_lengths(tmp_path, capsy
     _, want = serving.frontier(PRESETS["llama-3.1-8b"], "h100-sxm", 2, prompts, outputs)
     assert "lengths of 5 requests" in front
     assert [line.split()[:2] for line in front.splitlines()[3:]] == [[p.name, str(p.batch)] for p in want]
+
+
+#: Issue 31's acceptance 5: ten seeded sizing scenarios (a percentile on each, most with a sample of lengths, most
+#: sized) that the planner page opens too (tests/browser/test_planner_sizing.py), with lib.serving.size's answers.
+ACCEPTANCE = json.loads((ROOT / "tests" / "browser" / "golden" / "scenarios.json").read_text(encoding="utf-8"))[
+    "acceptance"
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(ACCEPTANCE)))
+def test_the_command_line_sizes_the_pages_acceptance_scenarios_as_size_does(index, capsys):
+    from lib.hardware import DEVICES
+    from lib.serving.__main__ import main
+    from tools.site.planner_golden import cli_arguments
+
+    q, want = ACCEPTANCE[index]["query"], ACCEPTANCE[index]["want"]
+    main(cli_arguments(q))
+    out = capsys.readouterr().out
+    device = DEVICES[q["device"]].name
+    if want is None:
+        assert f"No layout of at most {q['max_devices']} x {device} carries" in out, out
+        return
+    line = next(row for row in out.splitlines() if " x " + device + " as " in row)
+    found = re.search(
+        r": (\d+) x .* as (\S+) \((\d+) replicas of (\d+\.\d\d) requests/s each, (\d+\.\d\d) in all", line
+    )
+    assert found, line
+    devices, layout, replicas, each, total = found.groups()
+    assert (int(devices), layout, int(replicas)) == (want["devices"], want["layout"], want["dp"]), line
+    assert (each, total) == (f"{want['replica_rate']:.2f}", f"{want['rate']:.2f}"), line
+    assert f"binding: {want['binding']})" in line, line
+    if "lengths" in q:
+        prompts, outputs = serving.parse_lengths(q["lengths"])
+        assert f"lengths of {prompts.size} requests" in line, line
+        command = next(row for row in out.splitlines() if row.startswith("vllm serve"))
+        assert f"--max-model-len {int((prompts + outputs).max())} " in command + " ", command  # the longest request
+    if "confidence" in q:
+        assert f"the model's own estimate needs {want['estimate']} x {device}" in out, out

@@ -40,6 +40,9 @@ FUNCTION = re.compile(r"^\s*function (\w+)\(")
 PYTHON_ONLY = {
     "lib.serving.memory.check_context": "a refusal, not a row: planner-model.js's contextRefusal gives its "
     "message word for word (tests/unit/lib/serving/test_plan.py pins the Python side)",
+    "lib.serving.lengths.read_lengths": "a file of the command line's; the page takes the text form (parseLengths)",
+    "lib.serving.lengths.describe_lengths": "the command line's words; the page's link keeps the text as typed",
+    "lib.serving.lengths.format_lengths": "the page shows and links the text as typed, never writes one back",
     "lib.transformer.hf.context_length": "the page's custom model has no context length (0: unknown)",
     "lib.collectives.engine.kernel_for": "the kernel's name for one size; the page uses customKernel's mask",
     "lib.collectives.nccl.tuning_constants": "exported as data by tools/sphinx/planner_data.py",
