@@ -5,18 +5,22 @@ function's comment names the Python it follows: the repository keeps them
 readable. A reader's browser needs none of that, and the planner page's own
 files must stay under 200 kB (``tests/browser/test_planner.py``). When the
 build ends, :func:`minify_scripts` rewrites each page-only script
-(:data:`tools.sphinx.html_tweaks.PAGE_ONLY`) in the built site with ``jsmin``
-(comments and needless whitespace removed; strings, template literals and
-the code's meaning untouched), and each page-only style sheet with
+(:data:`tools.sphinx.html_tweaks.PAGE_ONLY`) in the built site with
+``calmjs.parse``'s ES5 printer: comments and needless whitespace removed,
+and each function's local names shortened (``obfuscate``; the globals, the
+properties and the strings are untouched, so the names the pages and the
+tests call keep working). The scripts must therefore be ES5 (``var``,
+``function``, no template literals); one that is not stops the build with
+its name. Each page-only style sheet is minified with
 :func:`minified_css` (comments, indentation and the spaces around ``{ } ; , >``
 and after ``:`` removed; strings untouched), under a first line that says where its source
 is. The pages that load them lose the indentation of their lines outside
 ``<pre>``, ``<textarea>`` and ``<script>`` (:func:`unindented_html`). The
 browser tests run on these files, so they test what readers get.
 
->>> print(minified("// the sum\\nfunction add(a, b) {\\n  return a + b;  // both\\n}\\n", "add.js"))
+>>> print(minified("// the sum\\nfunction add(first, second) {\\n  return first + second;  // both\\n}\\n", "add.js"))
 /* _static/add.js of the book's repository, minified (the source there is commented). */
-function add(a,b){return a+b;}
+function add(b,a){return b+a;}
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from jsmin import jsmin
+from calmjs.parse import es5
+from calmjs.parse.exceptions import ECMASyntaxError
+from calmjs.parse.unparsers.es5 import minify_print
 
 if __package__:
     from .html_tweaks import PAGE_ONLY
@@ -35,6 +41,7 @@ else:  # loaded by Sphinx with tools/ on the path (tools.sphinx.html_tweaks)
 __all__ = [
     "minified",
     "minified_css",
+    "minified_js",
     "minify_pages",
     "minify_scripts",
     "unindented_html",
@@ -63,8 +70,26 @@ HEADER = "/* _static/{name} of the book's repository, minified (the source there
 
 def minified(source: str, name: str) -> str:
     """``source`` without comments or needless whitespace, under a line naming ``_static/<name>``."""
-    body = minified_css(source) if name.endswith(".css") else jsmin(source, quote_chars="'\"`")
-    return HEADER.format(name=name) + body
+    return HEADER.format(name=name) + (minified_css(source) if name.endswith(".css") else minified_js(source, name))
+
+
+def minified_js(source: str, name: str) -> str:
+    """An ES5 script without comments or needless whitespace, each function's local names shortened.
+
+    >>> minified_js("var total = 0;  // the sum\\nfunction add(first, second) { var sum = first + second; return sum; }", "a.js")
+    'var total=0;function add(c,b){var a=c+b;return a;}'
+    >>> minified_js("var t = `x`;", "b.js")
+    Traceback (most recent call last):
+    ...
+    ValueError: b.js must be ES5 to be minified (no let, const, arrows or template literals): ...
+    """
+    try:
+        return minify_print(es5(source), obfuscate=True, obfuscate_globals=False)
+    except ECMASyntaxError as error:
+        first = str(error).splitlines()[0]
+        raise ValueError(
+            f"{name} must be ES5 to be minified (no let, const, arrows or template literals): {first}"
+        ) from None
 
 
 def minified_css(source: str) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from tools.sphinx import minify
 from tools.sphinx.html_tweaks import PAGE_ONLY
 
@@ -25,7 +27,8 @@ def test_every_page_only_script_in_static_is_minified():
 def test_minified_scripts_keep_their_strings_and_lose_their_comments(tmp_path):
     (tmp_path / "_static").mkdir()
     source = (
-        "var words = 'a  // not a comment';  // a comment\nvar t = `x  ${words}  y`;\n/* block */ var n = 1 /\n 2;\n"
+        "var words = 'a  // not a comment';  // a comment\nvar t = \"x  /* kept */  y\";\n/* block */ var n = 1 /\n 2;\n"
+        "function twice(value) { var result = value * 2; return words + result; }\n"
     )
     (tmp_path / "_static" / "planner.js").write_text(source)
     (tmp_path / "_static" / "navigation.js").write_text(source)  # not page-only: left alone
@@ -33,9 +36,19 @@ def test_minified_scripts_keep_their_strings_and_lose_their_comments(tmp_path):
     out = (tmp_path / "_static" / "planner.js").read_text()
     assert out.startswith(minify.HEADER.format(name="planner.js"))
     body = out[len(minify.HEADER.format(name="planner.js")) :]
-    assert "'a  // not a comment'" in body and "`x  ${words}  y`" in body
+    assert "'a  // not a comment'" in body and '"x  /* kept */  y"' in body
+    # Globals keep their names (the pages call them); a function's own names are shortened.
+    assert "var words=" in body and "function twice(" in body
+    assert "value" not in body and "result" not in body
     assert "a comment" not in body.replace("not a comment", "") and "block" not in body
     assert (tmp_path / "_static" / "navigation.js").read_text() == source
+
+
+def test_a_script_that_is_not_es5_stops_the_build_with_its_name(tmp_path):
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "planner.js").write_text("const t = `x`;\n")
+    with pytest.raises(ValueError, match="planner.js must be ES5"):
+        minify.minify_scripts(tmp_path)
 
 
 def test_the_planner_scripts_shrink_by_a_quarter_at_least():
