@@ -253,25 +253,35 @@ def validate_two_level(sweeps: dict[str, AllReduceSweep] | None = None) -> Valid
     sweeps = _modelled() if sweeps is None else sweeps
     roles = {name: allreduce_roles(s.size) for name, s in sweeps.items()}
     fit = calibrate_two_level(sweeps, {name: r == "calibration" for name, (r, _) in roles.items()})
-    records = []
-    for name, sweep in sweeps.items():
-        predicted = predict_two_level(fit, sweep)
-        role, doublings = roles[name]
-        for i, size in enumerate(sweep.size):
-            records.append(
-                dict(
-                    dataset=name,
-                    size=float(size),
-                    measured=float(sweep.time[i]),
-                    predicted=float(predicted[i]),
-                    error=float(relative_error(predicted[i], sweep.time[i])),
-                    role=str(role[i]),
-                    distance=float(doublings[i]),
-                    in_band=bool(BAND[0] <= size <= BAND[1]),
-                )
-            )
-    constants = {f"{k}.{n}": v for k, d in {**fit.intra(), **fit.inter()}.items() for n, v in d.items()}
-    return Validation("allreduce", tuple(records), constants)
+    records = [
+        record
+        for name, sweep in sweeps.items()
+        for record in _sweep_records(name, sweep, predict_two_level(fit, sweep), *roles[name])
+    ]
+    return Validation("allreduce", tuple(records), _constants(fit))
+
+
+def _sweep_records(name: str, sweep: AllReduceSweep, predicted: Any, role: Any, doublings: Any, **extra: Any) -> list:
+    """One record per size of ``sweep``, as :func:`lib.validation.report.validate_allreduce` writes them."""
+    return [
+        dict(
+            dataset=name,
+            size=float(size),
+            measured=float(sweep.time[i]),
+            predicted=float(predicted[i]),
+            error=float(relative_error(predicted[i], sweep.time[i])),
+            role=str(role[i]),
+            distance=float(doublings[i]),
+            in_band=bool(BAND[0] <= size <= BAND[1]),
+            **extra,
+        )
+        for i, size in enumerate(sweep.size)
+    ]
+
+
+def _constants(fit: Any) -> dict:
+    """A two-level fit's constants, flat: ``"<level>.<name>"``."""
+    return {f"{k}.{n}": v for k, d in {**fit.intra(), **fit.inter()}.items() for n, v in d.items()}
 
 
 def leave_one_system_out(sweeps: dict[str, AllReduceSweep] | None = None) -> list[dict]:
@@ -375,22 +385,8 @@ def validate_floor_split(sweeps: dict[str, AllReduceSweep] | None = None) -> Val
     for name, sweep in sweeps.items():
         floor, where = floors[name]
         predicted = np.maximum(predict_two_level(fit, sweep) + floor, 0.0)
-        role, doublings = allreduce_floor_roles(sweep.size)
-        for i, size in enumerate(sweep.size):
-            records.append(
-                dict(
-                    dataset=name,
-                    size=float(size),
-                    measured=float(sweep.time[i]),
-                    predicted=float(predicted[i]),
-                    error=float(relative_error(predicted[i], sweep.time[i])),
-                    role=str(role[i]),
-                    distance=float(doublings[i]),
-                    in_band=bool(BAND[0] <= size <= BAND[1]),
-                    floor_from=where,
-                )
-            )
-    constants = {f"{k}.{n}": v for k, d in {**fit.intra(), **fit.inter()}.items() for n, v in d.items()}
+        records += _sweep_records(name, sweep, predicted, *allreduce_floor_roles(sweep.size), floor_from=where)
+    constants = _constants(fit)
     constants.update({f"floor.{name}": value for name, (value, _) in floors.items()})
     return Validation("allreduce", tuple(records), constants)
 
