@@ -736,20 +736,22 @@
   // mirrors lib.serving.lengths.parse_lengths
   function parseLengths(text, name) {
     var form = "prompt:output pairs, each optionally *count, joined by commas (1024:256*3,95:410)", P = [], O = [], total = 0;
+    var most = D.serving.max_inline_tokens, requests = D.serving.max_inline_requests;  // lib.serving.lengths' limits
     if (!text.trim()) { throw new Error(name + " holds no request: it must be " + form + ", got " + pyRepr(text)); }
     text.split(",").forEach(function (group, i) {
       var found = /^[ \t]*([0-9]+)[ \t]*:[ \t]*([0-9]+)[ \t]*(?:\*[ \t]*([0-9]+)[ \t]*)?$/.exec(group);
       var where = name + " group " + (i + 1) + " " + pyRepr(group.trim());
       if (!found) { throw new Error(name + " must be " + form + "; group " + (i + 1) + " is " + pyRepr(group.trim())); }
       var v = ["prompt", "output", "count"].map(function (word, k) {
-        var digits = found[k + 1] || "1", value = digits.replace(/^0+/, "").length <= 10 ? +digits : 2e9;
-        if (!(value >= 1 && value <= 1e9)) {
-          throw new Error(where + ": " + word + " must be a whole number from 1 to 1000000000, got " + digits);
+        var digits = found[k + 1] || "1", value = digits.replace(/^0+/, "").length <= String(most).length ? +digits : most + 1;
+        if (!(value >= 1 && value <= most)) {
+          throw new Error(where + ": " + word + " must be a whole number from 1 to " + most + ", got " + digits);
         }
         return value;
       });
-      if ((total += v[2]) > 1e4) {
-        throw new Error(name + " describes more than 10,000 requests (at " + where + "): use a file (--lengths)");
+      if ((total += v[2]) > requests) {
+        throw new Error(name + " describes more than " + requests.toLocaleString("en-US") + " requests (at " + where +
+          "): use a file (--lengths)");
       }
       for (var k = 0; k < v[2]; k++) { P.push(v[0]); O.push(v[1]); }
     });
@@ -936,7 +938,8 @@
     best: function (rows, devicesPerNode) { load(); return best(rows, devicesPerNode); },
     tieNote: function (rows, chosen, devicesPerNode) { load(); return tieNote(rows, chosen, devicesPerNode); },
     resolveEngine: function (d, f) { load(); return resolveEngine(d, f); },
-    missingGroups: missingGroups, contextRefusal: contextRefusal, lengths: lengths, parseLengths: parseLengths, stageLayers: stageLayers, parameterCount: parameterCount,
+    missingGroups: missingGroups, contextRefusal: contextRefusal, lengths: lengths,
+    parseLengths: function (text, name) { load(); return parseLengths(text, name); }, stageLayers: stageLayers, parameterCount: parameterCount,
     layoutName: layoutName,
     // For planner-capacity.js (lib.serving.capacity calls these of lib.serving.step and memory).
     decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity, replicaLimits: replicaLimits,

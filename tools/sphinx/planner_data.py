@@ -279,6 +279,8 @@ def planner_data() -> dict:
             "frontier_batches": list(_defaults(serving.frontier, ("batches",))["batches"]),
             "size_defaults": _defaults(serving.size, ("max_devices",)),
             "max_devices": serving.layout.MAX_DEVICES,
+            "max_inline_requests": serving.lengths.MAX_INLINE_REQUESTS,
+            "max_inline_tokens": serving.lengths.MAX_INLINE_TOKENS,
             "quantization": serving.command.QUANTIZATION,
             "checkpoint_suffix": serving.command.CHECKPOINT_SUFFIX,
             "all2all_backend": serving.command.ALL2ALL_BACKEND,
