@@ -282,7 +282,9 @@ def test_the_command_line_sizes_the_pages_acceptance_scenarios_as_size_does(inde
     assert found, line
     devices, layout, replicas, each, total = found.groups()
     assert (int(devices), layout, int(replicas)) == (want["devices"], want["layout"], want["dp"]), line
-    assert (each, total) == (f"{want['replica_rate']:.2f}", f"{want['rate']:.2f}"), line
+    # printed to 0.01: within half of that (and a hair) of lib's rates, whichever way a CPU rounds the last bits
+    assert abs(float(each) - want["replica_rate"]) <= 0.005 + 1e-9 * want["replica_rate"], line
+    assert abs(float(total) - want["rate"]) <= 0.005 + 1e-9 * want["rate"], line
     assert f"binding: {want['binding']})" in line, line
     if "lengths" in q:
         prompts, outputs = serving.parse_lengths(q["lengths"])
