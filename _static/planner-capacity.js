@@ -60,7 +60,7 @@
     if (!r.fits || r.maxBatch < 1 || capsOnly) { return r; }  // capacity() stops here (lib prices the grid all the same)
     var top = Math.max(1.0, Math.floor(r.maxBatch));
     r.grid = grid(top, K.grid);
-    r.times = r.grid.map(function (b) { return M.decodeStep(s, l, b, w.context).tpot; });
+    r.times = r.grid.map(function (b) { return M.decodeTpot(s, l, b, w.context).tpot; });
     var attended = (w.hit * w.prompt + w.prompt + 1) / 2;
     r.room = [];
     r.idle = [];
@@ -104,7 +104,11 @@
       weights[i] = weights[i - 1] + (logRate + r.logSteps[i] - r.logCounts[i]);
       most = Math.max(most, weights[i]);
     }
-    for (i = 0; i <= top; i++) { weights[i] = Math.exp(weights[i] - most); total += weights[i]; }
+    // Below e^-60 of the largest a weight adds nothing the total keeps; the top's is kept for the queue.
+    for (i = 0; i <= top; i++) {
+      weights[i] = weights[i] - most > -60 || i === top ? Math.exp(weights[i] - most) : 0.0;
+      total += weights[i];
+    }
     var tail = weights[top] * ratio / (1 - ratio), queued = weights[top] * ratio / ((1 - ratio) * (1 - ratio));
     total += tail;
     for (i = 0; i <= top; i++) {
@@ -118,9 +122,17 @@
     return { running: running, weights: kept.map(function (x) { return x / keptTotal; }), queued: queued / total };
   }
 
-  /* _weighted_quantile: the q quantile of values drawn with probabilities proportional to weights. */
+  /* _weighted_quantile: the q quantile of values drawn with probabilities proportional to weights. Many values
+     are selected (selectQuantile), few sorted: the same value either way. */
   // mirrors lib.serving.capacity._weighted_quantile
   function weightedQuantile(values, weights, q) {
+    var picked = values.length > 64 ? selectQuantile(values, weights, q) : null;
+    return picked === null ? sortedQuantile(values, weights, q) : picked;
+  }
+
+  /* The quantile as lib takes it: the first value, in sorted order, at which the running sum of the weights
+     reaches q of their total. */
+  function sortedQuantile(values, weights, q) {
     var order = argsort(values), n = order.length, cumulative = new Float64Array(n), t = 0.0, i;
     for (i = 0; i < n; i++) { t += weights[order[i]]; cumulative[i] = t; }
     var target = q * cumulative[n - 1], lo = 0, hi = n;
@@ -128,12 +140,51 @@
     return values[order[Math.min(lo, n - 1)]];
   }
 
+  /* The same quantile by selection, without sorting: three-way partitions about pseudo-random pivots keep the
+     part holding the running sum's crossing (about 3 n steps against n log n). Its sums are added in another
+     order than the sorted one, so it returns null, for the sort to decide, when the weight below the chosen
+     value or up to it is within 1e-9 of q of the total. */
+  function selectQuantile(values, weights, q) {
+    var n = values.length, v = Float64Array.from(values), w = Float64Array.from(weights), total = 0.0, i, x;
+    for (i = 0; i < n; i++) { total += w[i]; }
+    var target = q * total, lo = 0, hi = n, below = 0.0, seed = 1, picked = NaN;
+    while (lo < hi && isNaN(picked)) {
+      seed = (seed * 16807) % 2147483647;  // Park and Miller's generator: the pivot's place
+      var pivot = v[lo + seed % (hi - lo)], lt = lo, gt = hi, k = lo, less = 0.0, equal = 0.0;
+      while (k < gt) {  // [lo, lt) < pivot, [lt, k) = pivot, [gt, hi) > pivot
+        if (v[k] < pivot) {
+          x = v[k]; v[k] = v[lt]; v[lt] = x; x = w[k]; w[k] = w[lt]; w[lt] = x;
+          less += w[lt++];
+          k++;
+        } else if (v[k] > pivot) {
+          gt--;
+          x = v[k]; v[k] = v[gt]; v[gt] = x; x = w[k]; w[k] = w[gt]; w[gt] = x;
+        } else {
+          equal += w[k++];
+        }
+      }
+      if (below + less >= target) { hi = lt; } else if (below + less + equal >= target) { picked = pivot; } else {
+        below += less + equal;
+        lo = gt;
+      }
+    }
+    var under = 0.0, upTo = 0.0, tolerance = 1e-9 * total;
+    for (i = 0; i < n; i++) {
+      if (values[i] < picked) { under += weights[i]; }
+      if (values[i] <= picked) { upTo += weights[i]; }
+    }
+    return under < target - tolerance && upTo >= target + tolerance ? picked : null;
+  }
+
   /* numpy.argsort(values, kind="stable") for positive finite values, by the engine's own numeric sort: each
      value's lowest mantissa bits carry its index, so equal values keep their order. Values closer than
      those bits (a relative 2^-(52 - bits), below 1e-10 for a million values) may swap, which moves a
      quantile by no more than that. */
   function argsort(values) {
-    var n = values.length, bits = Math.max(1, Math.ceil(Math.log2(n + 1))), mask = bits >= 32 ? 0xFFFFFFFF : (1 << bits) - 1;
+    var n = values.length, sorted = 1;
+    while (sorted < n && values[sorted - 1] <= values[sorted]) { sorted++; }
+    if (sorted >= n) { return Uint32Array.from(values, function (_, i) { return i; }); }  // in order already
+    var bits = Math.max(1, Math.ceil(Math.log2(n + 1))), mask = bits >= 32 ? 0xFFFFFFFF : (1 << bits) - 1;
     var keys = new Float64Array(n), words = new Uint32Array(keys.buffer), i;
     var low = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1;  // the low word's place (little-endian: 0)
     for (i = 0; i < n; i++) {
@@ -159,10 +210,26 @@
     return out;
   }
 
+  /* The mean of values[from + min(N, last)] for N Poisson at mean: poisson's probabilities summed into it as
+     they are made, in the same order (the same number as poisson's then a sum, without the array). */
+  function poissonMean(mean, last, values, from) {
+    var m = Math.max(mean, 1e-300), p = Math.exp(-m), head = p, total = p * values[from];
+    for (var k = 1; k < last; k++) {
+      p = p * m / k;
+      head += p;
+      total += p * values[from + k];
+    }
+    return total + Math.max(0.0, 1 - head) * values[from + last];
+  }
+
   /* _ttft's distribution as blocks. A prompt shorter than the budget's room, arriving in state st while a step
      of N = n prompts runs, waits u * lengths[n] + next (block st, n: scale, offset, and each draw's chance);
-     the `draws` values of u make each block rise. A longer prompt queues as an M/G/1 (long: its draws). */
-  function ttftBlocks(rate, rho, idle, busyK, room, service, fresh, weights, spread) {
+     the `draws` values of u make each block rise. A longer prompt queues as an M/G/1 (long: its draws).
+     Given gate ([slot, limit]: ttftWithin's), a short prompt's state whose every draw + slot is within the
+     limit, or none is, is not priced: next is a mean of lengths[1..together], so each draw of the state lies
+     between u[0] min(lengths) + min(lengths[1..]) and u[last] max(lengths) + max(lengths[1..]) (compared with
+     a margin for rounding). Its weight is added to decided, and to sure when it is within. */
+  function ttftBlocks(rate, rho, idle, busyK, room, service, fresh, weights, spread, gate) {
     var K = data(), together = K.together, draws = K.draws, states = idle.length;
     var u = new Float64Array(draws), pm = new Float64Array(together + 1), current = new Float64Array(together + 1);
     var lengths = new Float64Array(together + 1), j, n, i, k, st, longs = 0;
@@ -170,7 +237,7 @@
     for (st = 0; st < states; st++) { if (fresh >= room[st]) { longs++; } }
     var size = (states - longs) * (together + 1), g = 0, f = 0;
     var b = { u: u, scale: new Float64Array(size), offset: new Float64Array(size), share: new Float64Array(size),
-      long: new Float64Array(longs * draws), longChance: new Float64Array(longs * draws) };
+      long: new Float64Array(longs * draws), longChance: new Float64Array(longs * draws), sure: 0.0, decided: 0.0 };
     for (st = 0; st < states; st++) {
       if (fresh >= room[st]) {  // a long prompt: steps of its own, an M/G/1 queue
         var wait = rate * service[st] * service[st] * spread / (2 * (1 - rho));  // E[service^2]: spread = E[n^2]/E[n]^2
@@ -184,23 +251,36 @@
       }
       lengths[0] = idle[st];
       for (i = 0; i < together; i++) { lengths[i + 1] = busyK[st][i]; }
+      if (gate !== undefined) {
+        var shortest = lengths[0], longest = lengths[0], least = Infinity, most = -Infinity;
+        for (i = 1; i <= together; i++) {
+          shortest = Math.min(shortest, lengths[i]);
+          longest = Math.max(longest, lengths[i]);
+          least = Math.min(least, lengths[i]);
+          most = Math.max(most, lengths[i]);
+        }
+        var surely = (u[draws - 1] * longest + most) * (1 + 1e-9) + gate[0] <= gate[1] * (1 - 1e-12);
+        if (surely || (u[0] * shortest + least) * (1 - 1e-9) + gate[0] > gate[1] * (1 + 1e-12)) {
+          b.decided += weights[st];  // priced or not, the same share within
+          b.sure += surely ? weights[st] : 0.0;
+          continue;
+        }
+      }
       var mean = idle[st], previous = NaN;
       for (var it = 0; it < K.fixed_point && mean !== previous; it++) {  // once exactly fixed, it stays
-        poisson(rate * mean, together, pm);
         previous = mean;
-        mean = 0.0;
-        for (i = 0; i <= together; i++) { mean += pm[i] * lengths[i]; }
+        mean = poissonMean(rate * mean, together, lengths, 0);
       }
       poisson(rate * mean, together, pm);
       var currentTotal = 0.0;
       for (i = 0; i <= together; i++) { current[i] = pm[i] * lengths[i]; currentTotal += current[i]; }
       for (n = 0; n <= together; n++, g++) {
-        poisson(rate * lengths[n], together - 1, pm);
-        for (i = 0; i < together; i++) { b.offset[g] += pm[i] * lengths[i + 1]; }
+        b.offset[g] = poissonMean(rate * lengths[n], together - 1, lengths, 1);
         b.scale[g] = lengths[n];
         b.share[g] = weights[st] * (current[n] / currentTotal) / draws;
       }
     }
+    if (g < size) { ["scale", "offset", "share"].forEach(function (x) { b[x] = b[x].subarray(0, g); }); }
     return b;
   }
 
@@ -226,7 +306,7 @@
      comparing keep the order) weigh q of the whole. lib adds the weights in sorted order, this in blocks:
      null where the two sums could disagree (the share within 1e-9 of q), for the sorted quantile to decide. */
   function ttftWithin(b, q, slot, limit) {
-    var draws = b.u.length, passed = 0.0, total = 0.0, j;
+    var draws = b.u.length, passed = b.sure, total = b.decided, j;
     for (j = 0; j < b.scale.length; j++) {
       var lo = 0, hi = draws;  // how many of the block's draws are within the limit
       while (lo < hi) {
@@ -244,6 +324,39 @@
     return Math.abs(margin) > 1e-9 * total ? margin > 0 : null;
   }
 
+  /* interp(b, xs, ys) at every count b = 0..top, in one sweep: the same numbers. */
+  function interpCounts(xs, ys, top) {
+    var out = new Float64Array(top + 1), last = xs.length - 1, lo = 0;
+    for (var b = 0; b <= top; b++) {
+      if (b <= xs[0]) { out[b] = ys[0]; continue; }
+      if (b >= xs[last]) { out[b] = ys[last]; continue; }
+      while (xs[lo + 1] <= b) { lo++; }
+      out[b] = (ys[lo + 1] - ys[lo]) / (xs[lo + 1] - xs[lo]) * (b - xs[lo]) + ys[lo];
+    }
+    return out;
+  }
+
+  /* The replica's step (stepTime), room, idle step and steps with 1..together prompts at the counts of running
+     requests, from tables by count kept on it (interpolated on its grid as lib does): the loads at every
+     rate ask for nearly the same counts. */
+  function stepsAt(r, running) {
+    var together = data().together, top = Math.max(1, Math.floor(r.maxBatch)), n = running.length, i;
+    var c = r.at || (r.at = { t: interpCounts(r.grid, r.times, top), room: interpCounts(r.grid, r.room, top),
+      idle: interpCounts(r.grid, r.idle, top), busy: r.busyK[0].map(function (_, k) {
+        return interpCounts(r.grid, r.busyK.map(function (row) { return row[k]; }), top);
+      }) });
+    var out = { t: new Array(n), room: new Array(n), idle: new Array(n), busyK: new Array(n) };
+    for (i = 0; i < n; i++) {
+      var b = running[i], row = new Float64Array(together);
+      out.t[i] = c.t[Math.max(b, 1)];
+      out.room[i] = c.room[b];
+      out.idle[i] = c.idle[b];
+      for (var k = 0; k < together; k++) { row[k] = c.busy[k][b]; }
+      out.busyK[i] = row;
+    }
+    return out;
+  }
+
   /* _Replica.load: the replica at rate: concurrency, TPOT and TTFT (means, quantiles), prefill utilisation.
      Given targets ([ttftLimit, tpotLimit]: capacity's bisection, which asks only meets()), the TTFT is left out
      once the TPOT misses, and its quantile is not taken but compared with its limit (ttftMet). */
@@ -252,24 +365,21 @@
     var chain = states(r, rate);
     if (chain === null) { return null; }
     var running = chain.running, weights = chain.weights;
-    var t = running.map(function (b) { return stepTime(r, Math.max(b, 1.0)); });
+    var steps = stepsAt(r, running), t = steps.t;
     var batch = sum(weights.map(function (x, i) { return x * running[i]; }));
     var tokens = weights.map(function (x, i) { return x * Math.max(running[i], 1e-30) / t[i]; });
     var tpot = sum(tokens.map(function (x, i) { return x * t[i]; })) / sum(tokens);
     var out = { rate: rate, batch: batch, tpot: tpot, tpotQuantile: weightedQuantile(t, tokens, q),
       ttft: NaN, ttftQuantile: NaN, rho: 0.0 };
-    var room = running.map(function (b) { return interp(b, r.grid, r.room); });
-    var idle = running.map(function (b) { return interp(b, r.grid, r.idle); });
-    var columns = r.busyK[0].map(function (_, k) { return r.busyK.map(function (row) { return row[k]; }); });
-    var busyK = running.map(function (b) { return columns.map(function (ys) { return interp(b, r.grid, ys); }); });
+    var room = steps.room, idle = steps.idle, busyK = steps.busyK;
     var service = busyK.map(function (row, i) { return row[0] * r.w.newTokens / room[i]; });
     out.rho = sum(weights.map(function (x, i) { return x * rate * service[i]; }));
     if (out.rho >= 1) { out.ttft = Infinity; out.ttftQuantile = Infinity; return out; }
     if (!withTtft || (targets && !meets(out, null, targets[1]))) { return out; }
     var slot = chain.queued / rate, w = r.w, spread = w.square / (w.newTokens * w.newTokens);
     // Given targets the TTFT's mean is left out: meets() asks only whether it is infinite (rho >= 1, above).
-    var met = targets && ttftWithin(ttftBlocks(rate, out.rho, idle, busyK, room, service, w.newTokens, weights, spread),
-      q, slot, targets[0]);
+    var met = targets && ttftWithin(ttftBlocks(rate, out.rho, idle, busyK, room, service, w.newTokens, weights, spread,
+      [slot, targets[0]]), q, slot, targets[0]);
     if (met === true || met === false) { out.ttftMet = met; return out; }
     var got = ttft(rate, out.rho, idle, busyK, room, service, w.newTokens, weights, spread);
     out.ttft = got.mean + slot;
@@ -353,7 +463,7 @@
     }
     var lo = 0.0, hi = highest;
     if (ttftLimit === null && tpotLimit === null) { lo = hi = highest; }
-    for (var i = 0; i < (lo === hi ? 0 : K.bisections); i++) {
+    for (var i = 0; i < (lo === hi ? 0 : K.bisections) && hi - lo > K.precision * hi; i++) {
       var mid = (lo + hi) / 2;
       if (meets(loadAt(r, mid, q, ttftLimit !== null, [ttftLimit, tpotLimit]), ttftLimit, tpotLimit)) {
         lo = mid;

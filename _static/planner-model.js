@@ -167,11 +167,10 @@
      serving model asks for the same few shapes many times. */
   var efficiencies = new Map(), stored = 0;
   function cachedEfficiency(key, m, n, k) {
-    var level = efficiencies, path = [key, m, n];
-    for (var i = 0; i < 3; i++) {
-      if (!level.has(path[i])) { level.set(path[i], new Map()); }
-      level = level.get(path[i]);
-    }
+    var level = efficiencies;
+    level = level.get(key) || level.set(key, new Map()).get(key);
+    level = level.get(m) || level.set(m, new Map()).get(m);
+    level = level.get(n) || level.set(n, new Map()).get(n);
     var found = level.get(k);
     if (found === undefined) {
       if (++stored > 100000) { efficiencies.clear(); stored = 0; }
@@ -222,15 +221,31 @@
     return gemmFlops(device, format, Math.max(pyRound(rows), 1.0), Math.max(pyRound(n), 1), Math.max(pyRound(k), 1));
   }
 
+  /* What passWork reads of the model and the layout alone, made once per pair (the page prices thousands of
+     passes of one layout): breakdown(c), layerProducts(c, l) and the layer's weights per device. Neither object
+     changes once a scenario is made. */
+  var shapes = new WeakMap();  // layout -> Map(config -> its shape)
+  function shapeOf(c, l) {
+    var byConfig = shapes.get(l) || new Map();
+    shapes.set(l, byConfig);
+    var shape = byConfig.get(c);
+    if (shape === undefined) {
+      var parts = breakdown(c);
+      shape = { parts: parts, products: layerProducts(c, l), dense: perDeviceLayer(c, l, 0, parts) };
+      byConfig.set(c, shape);
+    }
+    return shape;
+  }
+
   /* linear_compute_time: one average layer's products on the busiest device, each at its own rate. */
   // mirrors lib.serving.matmul.linear_compute_time
   function linearComputeTime(c, l, device, format, attended, expertRows, expertPairs, efficiency) {
-    var total = 0.0;
-    layerProducts(c, l).forEach(function (p) {
-      var rows = p.routed ? expertRows : attended, work = p.routed ? expertPairs : attended;
+    var total = 0.0, products = shapeOf(c, l).products;
+    for (var i = 0; i < products.length; i++) {
+      var p = products[i], rows = p.routed ? expertRows : attended, work = p.routed ? expertPairs : attended;
       var rate = productFlops(device, format, rows, p.n, p.k, efficiency);
       total = total + p.share * 2 * work * p.n * p.k / rate;
-    });
+    }
     return total;
   }
 
@@ -508,7 +523,7 @@
   // mirrors lib.serving.operators.pass_work
   function passWork(s, l, stage, w) {
     var c = s.config, device = s.device, e = s.engine;
-    var counts = stageLayers(c.layers, l.pp), parts = breakdown(c);
+    var counts = stageLayers(c.layers, l.pp), shape = shapeOf(c, l), parts = shape.parts;
     var tp = l.tp, layers = counts[stage], last = stage === counts.length - 1;
     var tokens = w.decode + w.prefill;
     var own = l.adp ? 1.0 / tp : 1.0, promptOwn = w.prompts === null ? own : busiestPrompts(l, w.prompts);
@@ -517,7 +532,7 @@
     var flat = e.compute_efficiency;  // null: the measured GEMM tables
     var peak16 = (flat === null ? D.serving.attention_efficiency : flat) * device.peak_flops;
     var moe = moeLayers(c) / c.layers;
-    var dense = perDeviceLayer(c, l, 0, parts);
+    var dense = shape.dense;
     var imbalance = l.ep ? expertImbalance(tokens, c.experts, c.experts_per_token, tp) : 1.0;
     var weights = layers * (dense + moe * expertsRead(c, l, tokens) * parts.mlp) * e.weight_bytes;
     var attended = w.decode * own + w.prefill * promptOwn;
@@ -576,12 +591,12 @@
   /* _stage_works: every stage's work (stages alike in layers, first and last share one). */
   // mirrors lib.serving.step._stage_works
   function stageWorks(s, l, w) {
-    var counts = stageLayers(s.config.layers, l.pp), cache = {}, works = [];
-    counts.forEach(function (layers, stage) {
-      var key = layers + "," + (stage === 0) + "," + (stage === counts.length - 1);
+    var counts = stageLayers(s.config.layers, l.pp), cache = {}, works = [], last = counts.length - 1;
+    for (var stage = 0; stage <= last; stage++) {  // alike: the same layers, and first and last or not
+      var key = 4 * counts[stage] + (stage === 0 ? 2 : 0) + (stage === last ? 1 : 0);
       if (!(key in cache)) { cache[key] = passWork(s, l, stage, w); }
       works.push(cache[key]);
-    });
+    }
     return works;
   }
 
@@ -633,6 +648,28 @@
     return { tokens: tokens, weights: weights };
   }
 
+  /* decode_step's tpot alone: the mean over the prefill lumps of one trip round the pipeline (the capacity's
+     grid asks only this), and the lumps' mean tokens. */
+  function decodeTpot(s, l, batch, context) {
+    var p = s.promptTokens, o = s.outputTokens, h = s.prefixHitRate;
+    var m = Math.min(l.pp, Math.ceil(batch)), micro = batch / m;
+    var decode = micro * (o - 1) / o, prefillContext = (h * p + p + 1) / 2;
+    var perPrompt = Math.max(1.0, Math.ceil((1 - h) * p));
+    var lumps = prefillLumps(decode, micro / o, perPrompt, replicaLimits(s.engine, l)[1]);
+    var tpot = 0.0, meanTokens = 0.0, seen = {};  // lumps of a whole budget each carry the same tokens: priced once
+    lumps.tokens.forEach(function (tokens, i) {
+      var weight = lumps.weights[i];
+      if (weight > 0) {
+        if (!(tokens in seen)) {
+          seen[tokens] = loop(s, l, m, work(decode, context, tokens, prefillContext, micro, tokens / perPrompt)).tpot;
+        }
+        tpot += weight * seen[tokens];
+      }
+      meanTokens += tokens * weight;
+    });
+    return { tpot: tpot, meanTokens: meanTokens };
+  }
+
   /* decode_step with a prompt: the mean steady-state step of one replica of batch sequences. */
   // mirrors lib.serving.step.decode_step
   function decodeStep(s, l, batch, context) {
@@ -640,15 +677,7 @@
     var m = Math.min(l.pp, Math.ceil(batch)), micro = batch / m;
     var decode = micro * (o - 1) / o, mean = micro * (1 - h) * p / o, prefillContext = (h * p + p + 1) / 2;
     var perPrompt = Math.max(1.0, Math.ceil((1 - h) * p));
-    var lumps = prefillLumps(decode, micro / o, perPrompt, replicaLimits(s.engine, l)[1]);
-    var tpot = 0.0, meanTokens = 0.0;
-    lumps.tokens.forEach(function (tokens, i) {
-      var weight = lumps.weights[i];
-      if (weight > 0) {
-        tpot += weight * loop(s, l, m, work(decode, context, tokens, prefillContext, micro, tokens / perPrompt)).tpot;
-      }
-      meanTokens += tokens * weight;
-    });
+    var lumped = decodeTpot(s, l, batch, context), tpot = lumped.tpot, meanTokens = lumped.meanTokens;
     var alone = loop(s, l, m, work(decode, context, meanTokens, prefillContext, micro, meanTokens / perPrompt));
     var idle = loop(s, l, m, work(decode, context, 0.0, 0.0, micro));
     var slowest = alone.works[alone.times.indexOf(maxOf(alone.times))];
@@ -942,8 +971,8 @@
     parseLengths: function (text, name) { load(); return parseLengths(text, name); }, stageLayers: stageLayers, parameterCount: parameterCount,
     layoutName: layoutName,
     // For planner-capacity.js (lib.serving.capacity calls these of lib.serving.step and memory).
-    decodeStep: decodeStep, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity, replicaLimits: replicaLimits,
-    hopLinks: hopLinks,
+    decodeStep: decodeStep, decodeTpot: decodeTpot, loopTime: loopTime, kvTokenCapacity: kvTokenCapacity,
+    replicaLimits: replicaLimits, hopLinks: hopLinks,
     // Python's sum() and round(), for the other scripts.
     sum: sum, pyRound: pyRound,
     _mirrors: mirrors };

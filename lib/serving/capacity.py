@@ -82,7 +82,8 @@ _GRID = 48  # batch sizes at which the step time is priced, between 1 and the re
 _DRAWS = 16  # stratified draws of each random part of a TTFT
 _TOGETHER = 8  # prompts a busy step is priced with at most (the one waited for and up to 7 others)
 _FIXED_POINT = 16  # iterations of the mean step's fixed point in _ttft
-_BISECTIONS = 26  # halvings of the rate interval in capacity()
+_BISECTIONS = 26  # halvings of the rate interval in capacity() at most
+_PRECISION = 1e-5  # capacity() stops halving once the interval is this share of its upper end
 
 
 @dataclass(frozen=True)
@@ -552,6 +553,8 @@ def capacity(
         lo = hi = highest
     need = ttft_max is not None
     for _ in range(0 if lo == hi else _BISECTIONS):
+        if hi - lo <= _PRECISION * hi:  # a rate known to 1e-5: far inside the model's own error
+            break
         mid = (lo + hi) / 2
         if _meets(replica.load(mid, q, need), ttft_max, tpot_max):
             lo = mid

@@ -213,6 +213,7 @@ def _capacity() -> dict:
         "together": capacity._TOGETHER,
         "fixed_point": capacity._FIXED_POINT,
         "bisections": capacity._BISECTIONS,
+        "precision": capacity._PRECISION,
     }
 
 

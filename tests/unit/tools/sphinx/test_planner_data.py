@@ -141,6 +141,7 @@ def test_capacity_words_and_sizes():
         "together": capacity._TOGETHER,
         "fixed_point": capacity._FIXED_POINT,
         "bisections": capacity._BISECTIONS,
+        "precision": capacity._PRECISION,
     }
 
 
