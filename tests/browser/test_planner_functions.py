@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -176,3 +177,27 @@ def test_function_agrees_with_lib(blank, golden, key):
         RUN, [SCRIPTS[f["script"]], f["name"], label, _text(f["cases"]), RTOL, ABSOLUTE.get(f["name"], {}), 8]
     )
     assert got["count"] == 0, f"{got['count']} of {len(f['cases'])} cases differ:\n" + "\n".join(got["failures"])
+
+
+def _quantile_cases() -> Iterator[tuple[str, list[float], list[float], float]]:
+    """Samples larger than the golden calls, where the page selects the quantile instead of sorting: ties, a
+    running sum that reaches q of the total exactly on a value (the sort decides), and extreme q."""
+    rng = np.random.default_rng(7)
+    values = rng.integers(0, 50, 5000).astype(float) / 7
+    yield "ties", list(values), list(rng.random(5000)), 0.9
+    yield "sum meets q exactly", [float(i // 4) for i in range(4096)], [1.0] * 4096, 0.5
+    spread = rng.lognormal(0.0, 2.0, 20000)
+    weights = list(rng.random(20000) ** 4)
+    for q in (1e-6, 0.5, 0.99, 1 - 1e-9):
+        yield f"q={q}", list(spread), weights, q
+
+
+def test_weighted_quantile_selects_what_lib_sorts(blank):
+    from lib.serving.capacity import _weighted_quantile
+
+    for label, values, weights, q in _quantile_cases():
+        want = _weighted_quantile(np.array(values), np.array(weights), q)
+        got = blank.evaluate(
+            "([v, w, q]) => window.PlannerCapacity._mirrors.weightedQuantile(v, w, q)", [values, weights, q]
+        )
+        assert got == want, f"{label}: page {got} vs lib {want}"
