@@ -166,6 +166,7 @@ def plan(
     percentile: float = 0.9,
     price_per_device_hour: float | None = None,
     engine: Engine | None = None,
+    capacities: bool = True,
     **options: Any,
 ) -> list[PlanRow]:
     """Every layout of ``config`` on ``devices`` devices serving ``batch`` concurrent sequences in steady state.
@@ -237,6 +238,10 @@ def plan(
         ``options`` change single fields of it: ``weight_format``,
         ``kv_format``, ``allreduce``, ``cuda_graphs``, ``max_num_seqs``,
         ``max_num_batched_tokens``, the efficiencies and fixed costs.
+    capacities : bool
+        False leaves each row's capacity under the targets out (``None``),
+        as :func:`frontier` does: it reads only the steady state, at many
+        batches, and a capacity does not depend on the batch.
 
     Returns
     -------
@@ -292,7 +297,7 @@ def plan(
         cost = None if price is None else price * n / 3600 / tokens_per_s * 1e6
         under = (
             None
-            if ttft_max is None and tpot_max is None
+            if (ttft_max is None and tpot_max is None) or not capacities
             else capacity(
                 config,
                 cluster.device,
@@ -470,7 +475,7 @@ def frontier(
     """
     points = []
     for batch in batches:
-        for row in plan(config, device, devices, batch, prompt_tokens, output_tokens, **options):
+        for row in plan(config, device, devices, batch, prompt_tokens, output_tokens, capacities=False, **options):
             if row.fits and row.meets_slo:
                 points.append(FrontierPoint(row.name, batch, row.tokens_per_s_per_user, row.tokens_per_s_per_device))
     front = [p for p in points if not any(_dominates(q, p) for q in points)]

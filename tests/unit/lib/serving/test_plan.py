@@ -469,3 +469,13 @@ def test_the_frontier_takes_a_sample():
         (b, row.tokens_per_s_per_device) for b, row in rows.items()
     ]
     assert front
+
+
+def test_capacities_false_leaves_only_the_capacity_out():
+    llama = PRESETS["llama-3-8b"]
+    targets = dict(ttft_limit=1.0, tpot_limit=0.05)
+    full = serving.plan(llama, "h100-sxm", 2, 32, 1024, 256, **targets)
+    bare = serving.plan(llama, "h100-sxm", 2, 32, 1024, 256, capacities=False, **targets)
+    assert all(row.capacity is not None for row in full)
+    gone = dict(capacity=None, requests_per_s_per_device=None, binding=None, capacity_ttft=None, capacity_tpot=None)
+    assert [dataclasses.replace(row, **gone) for row in full] == bare
