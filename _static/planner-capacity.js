@@ -303,8 +303,9 @@
 
   /* Whether the TTFT's quantile q (weightedQuantile of ttft's draws) + slot is within limit, without making or
      sorting the draws: it is when the draws within the limit (the first ones of each block, since adding and
-     comparing keep the order) weigh q of the whole. lib adds the weights in sorted order, this in blocks:
-     null where the two sums could disagree (the share within 1e-9 of q), for the sorted quantile to decide. */
+     comparing keep the order) weigh q of the whole, the states ttftBlocks left unpriced counted whole (sure
+     within, decided in all). lib adds the weights in sorted order, this in blocks: null where the two sums
+     could disagree (the share within 1e-9 of q), for the sorted quantile to decide. */
   function ttftWithin(b, q, slot, limit) {
     var draws = b.u.length, passed = b.sure, total = b.decided, j;
     for (j = 0; j < b.scale.length; j++) {
