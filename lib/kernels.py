@@ -247,7 +247,28 @@ def _points(device: str, compute: str):
     return shapes, eff / own, eff, min(shapes[:, 0].min(), axes[0][0]), (axes, grid)
 
 
+#: Above this many shapes, :func:`_efficiency` prices each distinct shape once where most repeat (a step table
+#: over decodes and prompt tokens asks for hundreds of thousands of shapes, a few thousand of them distinct).
+_DISTINCT_ABOVE = 4096
+
+
 def _efficiency(device: str, compute: str, m, n, k) -> np.ndarray:
+    shape = np.broadcast(m, n, k).shape
+    if np.prod(shape) <= _DISTINCT_ABOVE:
+        return _shape_efficiency(device, compute, m, n, k)
+    every = np.stack([np.asarray(x, dtype=float).ravel() for x in np.broadcast_arrays(m, n, k)], axis=1)
+    order = np.lexsort(every.T[::-1])  # by m, then n, then k
+    ranked = every[order]
+    first = np.ones(len(ranked), dtype=bool)
+    first[1:] = np.any(ranked[1:] != ranked[:-1], axis=1)
+    if first.sum() > len(ranked) / 2:  # mostly distinct: the broadcast shapes are cheaper to price
+        return _shape_efficiency(device, compute, m, n, k)
+    where = np.empty(len(ranked), dtype=int)
+    where[order] = np.cumsum(first) - 1
+    return _shape_efficiency(device, compute, *ranked[first].T)[where].reshape(shape)
+
+
+def _shape_efficiency(device: str, compute: str, m, n, k) -> np.ndarray:
     rule, _, _, data = _table(device, compute)
     if rule == "grid":
         return np.minimum(1.0, _grid_eval(*data, m, n, k))

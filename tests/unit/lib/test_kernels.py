@@ -214,3 +214,14 @@ def test_bad_input_names_the_parameter_and_value(args, message):
     pattern = re.escape(message).replace(re.escape("[.*]"), r"\[.*\]")
     with pytest.raises(ValueError, match=pattern):
         gemm_flops(*args)
+
+
+@pytest.mark.parametrize("fmt", ["bf16", "fp8"])
+def test_many_repeated_shapes_price_as_each_alone(fmt):
+    rows = np.tile([1, 64, 300, 5000], 2000)[:, None]  # 8,000 shapes, eight distinct: priced once each
+    n = np.array([[4096, 14336]])
+    many = gemm_efficiency("h100-sxm", fmt, rows, n, 4096)
+    alone = [[gemm_efficiency("h100-sxm", fmt, int(m), int(w), 4096) for w in n[0]] for m in rows[:4, 0]]
+    assert many.shape == (8000, 2)
+    np.testing.assert_array_equal(many[:4], alone)
+    np.testing.assert_array_equal(many, np.tile(many[:4], (2000, 1)))
