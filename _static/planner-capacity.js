@@ -95,9 +95,10 @@
     var ratio = rate * o * stepTime(r, top) / top;
     if (ratio >= 1) { return null; }
     if (!r.logSteps) {  // log t(B) and log B for B = 1..top, the same at every rate: kept on the replica
+      var t = countTables(r).t;
       r.logSteps = new Float64Array(top + 1);
       r.logCounts = new Float64Array(top + 1);
-      for (i = 1; i <= top; i++) { r.logSteps[i] = Math.log(stepTime(r, Math.max(i, 1.0))); r.logCounts[i] = Math.log(i); }
+      for (i = 1; i <= top; i++) { r.logSteps[i] = Math.log(t[i]); r.logCounts[i] = Math.log(i); }
     }
     var weights = new Float64Array(top + 1), most = 0.0, total = 0.0, heaviest = 0.0;  // log pi, then pi
     for (i = 1; i <= top; i++) {
@@ -181,10 +182,7 @@
      those bits (a relative 2^-(52 - bits), below 1e-10 for a million values) may swap, which moves a
      quantile by no more than that. */
   function argsort(values) {
-    var n = values.length, sorted = 1;
-    while (sorted < n && values[sorted - 1] <= values[sorted]) { sorted++; }
-    if (sorted >= n) { return Uint32Array.from(values, function (_, i) { return i; }); }  // in order already
-    var bits = Math.max(1, Math.ceil(Math.log2(n + 1))), mask = bits >= 32 ? 0xFFFFFFFF : (1 << bits) - 1;
+    var n = values.length, bits = Math.max(1, Math.ceil(Math.log2(n + 1))), mask = bits >= 32 ? 0xFFFFFFFF : (1 << bits) - 1;
     var keys = new Float64Array(n), words = new Uint32Array(keys.buffer), i;
     var low = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1 ? 0 : 1;  // the low word's place (little-endian: 0)
     for (i = 0; i < n; i++) {
@@ -337,19 +335,27 @@
     return out;
   }
 
-  /* The replica's step (stepTime), room, idle step and steps with 1..together prompts at the counts of running
-     requests, from tables by count kept on it (interpolated on its grid as lib does): the loads at every
-     rate ask for nearly the same counts. */
+  /* The replica's step (stepTime), room, idle step and steps with 1..together prompts at every count of
+     running requests 0..top (interpolated on its grid as lib does), made once and kept on it: the loads at
+     every rate ask for nearly the same counts. */
+  function countTables(r) {
+    var top = Math.max(1, Math.floor(r.maxBatch));
+    if (!r.at) {  // the grid starts at 1, so count 0 reads count 1's values, as stepTime(max(b, 1)) does
+      r.at = { t: interpCounts(r.grid, r.times, top), room: interpCounts(r.grid, r.room, top),
+        idle: interpCounts(r.grid, r.idle, top), busy: r.busyK[0].map(function (_, k) {
+          return interpCounts(r.grid, r.busyK.map(function (row) { return row[k]; }), top);
+        }) };
+    }
+    return r.at;
+  }
+
+  /* countTables at the counts of running requests. */
   function stepsAt(r, running) {
-    var together = data().together, top = Math.max(1, Math.floor(r.maxBatch)), n = running.length, i;
-    var c = r.at || (r.at = { t: interpCounts(r.grid, r.times, top), room: interpCounts(r.grid, r.room, top),
-      idle: interpCounts(r.grid, r.idle, top), busy: r.busyK[0].map(function (_, k) {
-        return interpCounts(r.grid, r.busyK.map(function (row) { return row[k]; }), top);
-      }) });
+    var together = data().together, n = running.length, c = countTables(r), i;
     var out = { t: new Array(n), room: new Array(n), idle: new Array(n), busyK: new Array(n) };
     for (i = 0; i < n; i++) {
       var b = running[i], row = new Float64Array(together);
-      out.t[i] = c.t[Math.max(b, 1)];
+      out.t[i] = c.t[b];
       out.room[i] = c.room[b];
       out.idle[i] = c.idle[b];
       for (var k = 0; k < together; k++) { row[k] = c.busy[k][b]; }

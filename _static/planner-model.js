@@ -649,7 +649,8 @@
   }
 
   /* decode_step's tpot alone: the mean over the prefill lumps of one trip round the pipeline (the capacity's
-     grid asks only this), and the lumps' mean tokens. */
+     grid asks only this), with what decode_step prices beside it: the microbatches m of micro sequences, each
+     decoding decode and carrying meanTokens prompt tokens on average. */
   function decodeTpot(s, l, batch, context) {
     var p = s.promptTokens, o = s.outputTokens, h = s.prefixHitRate;
     var m = Math.min(l.pp, Math.ceil(batch)), micro = batch / m;
@@ -667,22 +668,20 @@
       }
       meanTokens += tokens * weight;
     });
-    return { tpot: tpot, meanTokens: meanTokens };
+    return { tpot: tpot, meanTokens: meanTokens, m: m, micro: micro, decode: decode, prefillContext: prefillContext,
+      perPrompt: perPrompt };
   }
 
   /* decode_step with a prompt: the mean steady-state step of one replica of batch sequences. */
   // mirrors lib.serving.step.decode_step
   function decodeStep(s, l, batch, context) {
-    var p = s.promptTokens, o = s.outputTokens, h = s.prefixHitRate;
-    var m = Math.min(l.pp, Math.ceil(batch)), micro = batch / m;
-    var decode = micro * (o - 1) / o, mean = micro * (1 - h) * p / o, prefillContext = (h * p + p + 1) / 2;
-    var perPrompt = Math.max(1.0, Math.ceil((1 - h) * p));
-    var lumped = decodeTpot(s, l, batch, context), tpot = lumped.tpot, meanTokens = lumped.meanTokens;
-    var alone = loop(s, l, m, work(decode, context, meanTokens, prefillContext, micro, meanTokens / perPrompt));
-    var idle = loop(s, l, m, work(decode, context, 0.0, 0.0, micro));
+    var d = decodeTpot(s, l, batch, context), tpot = d.tpot;
+    var mean = d.micro * (1 - s.prefixHitRate) * s.promptTokens / s.outputTokens;
+    var alone = loop(s, l, d.m, work(d.decode, context, d.meanTokens, d.prefillContext, d.micro, d.meanTokens / d.perPrompt));
+    var idle = loop(s, l, d.m, work(d.decode, context, 0.0, 0.0, d.micro));
     var slowest = alone.works[alone.times.indexOf(maxOf(alone.times))];
     var bound = 2 * slowest.computeBound > slowest.time - slowest.fixed - slowest.communication ? "compute" : "memory";
-    return { tpot: tpot, prefillShare: 1 - idle.tpot / tpot, tokensPerStep: decode + mean, bound: bound,
+    return { tpot: tpot, prefillShare: 1 - idle.tpot / tpot, tokensPerStep: d.decode + mean, bound: bound,
       communicationShare: slowest.communication / slowest.time, stageTimes: alone.times, works: alone.works,
       hop: alone.hop };
   }
